@@ -1,0 +1,111 @@
+"""Typed errors. The library raises these; only the CLI and the server turn them into exit
+codes, messages and HTTP statuses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+class KbqError(Exception):
+    """Base of every error kbq raises on purpose."""
+
+    exit_code = 2
+    http_status = 400
+
+
+class KnowledgeFileError(KbqError):
+    """A Turtle or rule file cannot be read or parsed; names the file and line."""
+
+    def __init__(self, path: str, line: int | None, message: str) -> None:
+        self.path, self.line, self.message = path, line, message
+        where = f"{path}:{line}" if line else path
+        super().__init__(f"{where}: {message}")
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One SHACL violation, located by subject and the file that states it."""
+
+    subject: str
+    message: str
+    path: str | None = None
+    files: tuple[str, ...] = field(default_factory=tuple)
+
+    def __str__(self) -> str:
+        where = ", ".join(self.files) or "(no file)"
+        prop = f" {self.path}" if self.path else ""
+        return f"{where}: {self.subject}{prop}: {self.message}"
+
+
+class ValidationError(KbqError):
+    """The knowledge does not conform to the SHACL shapes."""
+
+    def __init__(self, violations: list[Violation]) -> None:
+        self.violations = violations
+        lines = "\n".join(f"  {v}" for v in violations)
+        super().__init__(f"{len(violations)} SHACL violation(s):\n{lines}")
+
+
+class InconsistencyError(KbqError):
+    """Reasoning found a contradiction (e.g. owl:Nothing membership, disjoint classes)."""
+
+
+class QueryError(KbqError):
+    """A kbq question or SPARQL query is wrong; carries the text and the column (1-based)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        query: str = "",
+        column: int | None = None,
+        expected: list[str] | None = None,
+        suggestions: list[str] | None = None,
+    ) -> None:
+        self.message = message
+        self.query = query
+        self.column = column
+        self.expected = expected or []
+        self.suggestions = suggestions or []
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        parts = []
+        if self.query and self.column is not None:
+            parts += [f"  {self.query}", "  " + " " * (self.column - 1) + "^"]
+        where = f" at column {self.column}" if self.column is not None else ""
+        parts.append(f"error{where}: {self.message}")
+        if self.expected:
+            parts.append("expected: " + ", ".join(self.expected))
+        if self.suggestions:
+            parts.append("did you mean " + " or ".join(self.suggestions) + "?")
+        return "\n".join(parts)
+
+
+class KbqSyntaxError(QueryError):
+    """The question does not parse."""
+
+
+class UnknownTermError(QueryError):
+    """A name in the question matches nothing in the KB."""
+
+
+class AmbiguousTermError(QueryError):
+    """A name in the question matches several things; lists the candidates."""
+
+
+class NoResultError(KbqError):
+    """The question is well formed but nothing satisfies it; says which constraint emptied it."""
+
+    exit_code = 1
+    http_status = 200
+
+
+class SparqlError(KbqError):
+    """A raw SPARQL query is malformed or refused."""
+
+
+class QueryTimeoutError(KbqError):
+    """A query ran past its time limit and was stopped."""
+
+    http_status = 503

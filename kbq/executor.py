@@ -1,0 +1,73 @@
+"""The one executor: SPARQL over the snapshot store (or a remote endpoint), returning plain
+columns and rows. Every door (CLI, endpoint, library) goes through here."""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+import pyoxigraph as ox
+
+from kbq.errors import SparqlError
+
+XSD = "http://www.w3.org/2001/XMLSchema#"
+_INTEGER_TYPES = {XSD + t for t in ("integer", "int", "long", "short", "nonNegativeInteger", "positiveInteger")}
+_DECIMAL_TYPES = {XSD + t for t in ("decimal", "double", "float")}
+
+Value = str | int | float | bool | None
+
+
+@dataclass(frozen=True)
+class Table:
+    """A SELECT answer as Python values: IRIs as strings, numbers as int/float."""
+
+    columns: list[str]
+    rows: list[list[Value]]
+
+
+def literal_value(lexical: str, datatype: str) -> Value:
+    """A literal's Python value; anything unknown stays text."""
+    try:
+        if datatype in _INTEGER_TYPES:
+            return int(lexical)
+        if datatype in _DECIMAL_TYPES:
+            number = float(Decimal(lexical))
+            return int(number) if number.is_integer() and "." not in lexical and "e" not in lexical.lower() else number
+        if datatype == XSD + "boolean":
+            return lexical in ("true", "1")
+        if datatype == XSD + "date":
+            return datetime.date.fromisoformat(lexical).isoformat()
+    except ValueError:
+        return lexical
+    return lexical
+
+
+def term_value(term: Any) -> Value:
+    if term is None:
+        return None
+    if isinstance(term, ox.Literal):
+        return literal_value(term.value, term.datatype.value)
+    if isinstance(term, (ox.NamedNode, ox.BlankNode)):
+        return term.value if isinstance(term, ox.NamedNode) else "_:" + term.value
+    return str(term)
+
+
+def select(store: ox.Store, sparql: str) -> Table:
+    """Run a SELECT (or ASK) over the union of the asserted and inferred graphs."""
+    try:
+        result = store.query(sparql, use_default_graph_as_union=True)
+    except SyntaxError as exc:
+        raise SparqlError(f"SPARQL syntax error: {exc}") from None
+    except OSError as exc:
+        raise SparqlError(f"SPARQL evaluation failed: {exc}") from None
+    if isinstance(result, ox.QueryBoolean):
+        return Table(columns=["answer"], rows=[[bool(result)]])
+    if isinstance(result, ox.QuerySolutions):
+        columns = [v.value for v in result.variables]
+        rows = [[term_value(solution[c]) for c in columns] for solution in result]
+        return Table(columns=columns, rows=rows)
+    # CONSTRUCT / DESCRIBE: present triples as a three-column table
+    rows = [[term_value(t.subject), term_value(t.predicate), term_value(t.object)] for t in result]
+    return Table(columns=["subject", "predicate", "object"], rows=rows)

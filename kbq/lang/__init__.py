@@ -1,0 +1,1 @@
+"""The kbq question language: parse (Lark) -> AST -> SPARQL, and the answers' explanations."""

@@ -1,0 +1,261 @@
+"""What the compiler knows of the KB: names (labels and alternative labels), query keys,
+units, kinds. Read once per process through the executor, so it works the same on the
+embedded snapshot and on a remote endpoint."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from kbq.errors import AmbiguousTermError, UnknownTermError
+from kbq.executor import Table, Value
+from kbq.resources import KB_NS, KBQ_NS
+
+Run = Callable[[str], Table]
+XSD = "http://www.w3.org/2001/XMLSchema#"
+PREFIXES = f"""PREFIX kbq: <{KBQ_NS}>
+PREFIX kb: <{KB_NS}>
+PREFIX rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#>
+PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>
+PREFIX skos: <http://www.w3.org/2004/02/skos/core#>
+PREFIX owl: <http://www.w3.org/2002/07/owl#>
+PREFIX xsd: <{XSD}>
+PREFIX dcterms: <http://purl.org/dc/terms/>
+"""
+
+# Kinds of named things, by the class that makes them so (families are subclasses of Algorithm).
+KIND_CLASSES = {
+    "gpu": "GPU", "model": "Model", "application": "Application", "area": "ApplicationArea",
+    "process": "Process", "framework": "Framework", "sdk": "SDK", "release": "SdkRelease",
+    "platform": "Platform", "vendor": "Vendor", "architecture": "Architecture", "cooling": "CoolingType",
+    "form": "FormFactor", "precision": "Precision", "authority": "ProfileAuthority", "unit": "Unit",
+    "profile": "RequirementProfile", "recipe": "MemoryRecipe", "design": "BoardDesign", "source": "Source",
+}
+WORKLOAD_KINDS = frozenset({"family", "model", "application", "area", "process"})
+
+_STRIP = re.compile(r"[\s\-_™®]+")
+
+
+def normalise(text: str) -> str:
+    """Case, spaces, hyphens and underscores do not matter in names."""
+    return _STRIP.sub("", text.casefold())
+
+
+@dataclass(frozen=True)
+class Term:
+    iri: str
+    label: str
+    kinds: frozenset[str]
+
+
+@dataclass(frozen=True)
+class Key:
+    """A query key: a property the ontology marks with kbq:queryKey."""
+
+    iri: str
+    key: str
+    label: str
+    range: str | None
+    unit: str | None = None
+    unit_symbol: str = ""
+    dimension: str | None = None
+    factor: float = 1.0
+    higher_is_better: bool = True
+    order: int = 100
+    domain: str | None = None
+
+    @property
+    def var(self) -> str:
+        return "v_" + re.sub(r"\W", "_", self.key)
+
+    @property
+    def is_object(self) -> bool:
+        return self.range is not None and not self.range.startswith(XSD)
+
+
+@dataclass(frozen=True)
+class Unit:
+    iri: str
+    symbol: str
+    dimension: str
+    factor: float
+
+
+@dataclass
+class Catalog:
+    terms: dict[str, Term] = field(default_factory=dict)
+    by_name: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    keys: dict[str, Key] = field(default_factory=dict)  # normalised key or alias -> Key
+    keys_by_iri: dict[str, Key] = field(default_factory=dict)
+    units: dict[str, Unit] = field(default_factory=dict)  # normalised name -> Unit
+    dense_threshold: int = 8
+    default_authority: str | None = None
+
+    # --- reading ---------------------------------------------------------------------------
+
+    @classmethod
+    def read(cls, run: Run) -> Catalog:
+        cat = cls()
+        kinds: dict[str, set[str]] = defaultdict(set)
+        class_to_kind = {KBQ_NS + c: k for k, c in KIND_CLASSES.items()}
+        types = run(
+            PREFIXES
+            + "SELECT ?s ?t WHERE { { ?s a ?t } UNION { ?s rdfs:subClassOf kbq:Algorithm BIND(kbq:Algorithm AS ?t) }"
+            + " UNION { BIND(kbq:Algorithm AS ?s) BIND(kbq:Algorithm AS ?t) } }"
+        )
+        for s, t in types.rows:
+            if t == KBQ_NS + "Algorithm":
+                kinds[str(s)].add("family")
+            elif (kind := class_to_kind.get(str(t))) is not None:
+                kinds[str(s)].add(kind)
+        names = run(PREFIXES + "SELECT ?s ?l ?p WHERE { ?s ?p ?l . VALUES ?p { rdfs:label skos:altLabel kbq:symbol } }")
+        labels: dict[str, str] = {}
+        for s, label, p in names.rows:
+            s, label = str(s), str(label)
+            if p == "http://www.w3.org/2000/01/rdf-schema#label":
+                labels.setdefault(s, label)
+            if s in kinds:
+                cat.by_name[normalise(label)].add(s)
+        for s, k in kinds.items():
+            cat.terms[s] = Term(s, labels.get(s, s.rsplit("/", 1)[-1].rsplit("#", 1)[-1]), frozenset(k))
+        cat._read_units(run)
+        cat._read_keys(run)
+        threshold = run(PREFIXES + "SELECT ?n WHERE { kb:DenseChassis kbq:minCards ?n }").rows
+        if threshold:
+            cat.dense_threshold = int(threshold[0][0])  # type: ignore[arg-type]
+        default = run(PREFIXES + "SELECT ?a WHERE { ?a kbq:isDefaultAuthority true } ORDER BY ?a LIMIT 1").rows
+        cat.default_authority = str(default[0][0]) if default else None
+        return cat
+
+    def _read_units(self, run: Run) -> None:
+        rows = run(
+            PREFIXES
+            + "SELECT ?u ?name ?sym ?dim ?f WHERE { ?u a kbq:Unit ; kbq:symbol ?sym ; kbq:dimension ?dim ;"
+            " kbq:factorToBase ?f . { ?u rdfs:label ?name } UNION { ?u skos:altLabel ?name }"
+            " UNION { ?u kbq:symbol ?name } }"
+        ).rows
+        for u, name, sym, dim, f in rows:
+            self.units[normalise(str(name))] = Unit(str(u), str(sym), str(dim), float(f))  # type: ignore[arg-type]
+
+    def _read_keys(self, run: Run) -> None:
+        rows = run(
+            PREFIXES
+            + """SELECT ?p ?key ?label ?range ?unit ?higher ?order ?domain WHERE {
+  ?p kbq:queryKey ?key ; rdfs:label ?label .
+  OPTIONAL { ?p rdfs:range ?range FILTER(?range != rdfs:Resource && ?range != owl:Thing) }
+  OPTIONAL { ?p kbq:unit ?unit }
+  OPTIONAL { ?p kbq:higherIsBetter ?higher }
+  OPTIONAL { ?p kbq:displayOrder ?order }
+  OPTIONAL { ?p rdfs:domain ?domain FILTER(?domain != owl:Thing) }
+} ORDER BY ?p"""
+        ).rows
+        unit_by_iri = {u.iri: u for u in self.units.values()}
+        for p, key, label, rng, unit, higher, order, domain in rows:
+            if str(p) in self.keys_by_iri:
+                continue
+            u = unit_by_iri.get(str(unit)) if unit else None
+            k = Key(
+                iri=str(p), key=str(key), label=str(label), range=str(rng) if rng else None,
+                unit=u.iri if u else None, unit_symbol=u.symbol if u else "", dimension=u.dimension if u else None,
+                factor=u.factor if u else 1.0, higher_is_better=higher is not False,
+                order=int(order) if order is not None else 100, domain=str(domain) if domain else None,  # type: ignore[arg-type]
+            )
+            self.keys_by_iri[k.iri] = k
+            self.keys[normalise(k.key)] = k
+        aliases = run(PREFIXES + "SELECT ?p ?alt WHERE { ?p kbq:queryKey ?k ; skos:altLabel ?alt }").rows
+        for p, alt in aliases:
+            if (k := self.keys_by_iri.get(str(p))) is not None:
+                self.keys.setdefault(normalise(str(alt)), k)
+
+    # --- lookup ----------------------------------------------------------------------------
+
+    def label(self, iri: Value) -> str:
+        term = self.terms.get(str(iri))
+        return term.label if term else str(iri)
+
+    def of_kind(self, kinds: Iterable[str]) -> list[Term]:
+        wanted = set(kinds)
+        return [t for t in self.terms.values() if t.kinds & wanted]
+
+    def candidates(self, text: str, kinds: Iterable[str] | None = None) -> list[Term]:
+        wanted = set(kinds) if kinds is not None else None
+        found = [self.terms[i] for i in sorted(self.by_name.get(normalise(text), ())) if i in self.terms]
+        return [t for t in found if wanted is None or t.kinds & wanted]
+
+    def suggest(self, text: str, kinds: Iterable[str] | None = None, *, limit: int = 3) -> list[str]:
+        wanted = set(kinds) if kinds is not None else None
+        pool: dict[str, str] = {}
+        for norm, iris in self.by_name.items():
+            for iri in iris:
+                term = self.terms.get(iri)
+                if term and (wanted is None or term.kinds & wanted):
+                    pool.setdefault(norm, term.label)
+        close = difflib.get_close_matches(normalise(text), list(pool), n=limit, cutoff=0.6)
+        return list(dict.fromkeys(pool[c] for c in close))
+
+    def resolve(self, text: str, kinds: Iterable[str] | None = None, *, query: str = "", column: int | None = None, what: str = "name") -> Term:
+        """The one term a name means, or a typed error with the column and suggestions."""
+        kinds = list(kinds) if kinds is not None else None
+        found = self.candidates(text, kinds)
+        if len(found) == 1:
+            return found[0]
+        if len(found) > 1:
+            listing = ", ".join(f"{t.label} ({'/'.join(sorted(t.kinds))})" for t in found)
+            raise AmbiguousTermError(f"'{text}' is ambiguous: {listing}", query=query, column=column)
+        raise UnknownTermError(
+            f"unknown {what} '{text}'", query=query, column=column, suggestions=self.suggest(text, kinds)
+        )
+
+    def key(self, text: str, *, query: str = "", column: int | None = None) -> Key:
+        found = self.keys.get(normalise(text))
+        if found is not None:
+            return found
+        close = difflib.get_close_matches(normalise(text), list(self.keys), n=3, cutoff=0.5)
+        raise UnknownTermError(
+            f"unknown key '{text}'", query=query, column=column,
+            suggestions=list(dict.fromkeys(self.keys[c].key for c in close)),
+        )
+
+    def gpu_keys(self) -> list[Key]:
+        keys = {k.iri: k for k in self.keys.values() if k.domain in (None, KBQ_NS + "GPU")}
+        return sorted(keys.values(), key=lambda k: (k.order, k.key))
+
+    # --- records for the library API --------------------------------------------------------
+
+    def gpu_record(self, iri: str, run: Run) -> dict[str, object]:
+        rows = run(PREFIXES + f"SELECT ?p ?v WHERE {{ <{iri}> ?p ?v }}").rows
+        specs: dict[str, Value] = {}
+        cooling, sources = [], []
+        for p, v in rows:
+            if p == "http://purl.org/dc/terms/source":
+                sources.append(str(v))
+            elif (k := self.keys_by_iri.get(str(p))) is not None:
+                if k.iri == KBQ_NS + "availableCooling":
+                    cooling.append(self.label(v))
+                else:
+                    specs[k.key] = self.label(v) if k.is_object else v
+        units = {k.key: k.unit_symbol for k in self.gpu_keys() if k.unit_symbol and k.key in specs}
+        return {"iri": iri, "name": self.label(iri), "specs": specs, "units": units,
+                "cooling": sorted(cooling), "sources": sorted(sources)}
+
+    def entity_record(self, iri: str, run: Run) -> dict[str, object]:
+        term = self.terms[iri]
+        rows = run(PREFIXES + f"SELECT ?p ?v WHERE {{ <{iri}> ?p ?v }} ORDER BY ?p ?v").rows
+        props: dict[str, list[Value]] = defaultdict(list)
+        comment, sources = None, []
+        for p, v in rows:
+            p = str(p)
+            if p.endswith("#comment"):
+                comment = comment or str(v)
+            elif p == "http://purl.org/dc/terms/source":
+                sources.append(str(v))
+            else:
+                name = p.rsplit("#", 1)[-1].rsplit("/", 1)[-1]
+                value = self.label(v) if isinstance(v, str) and v in self.terms else v
+                if value not in props[name]:
+                    props[name].append(value)
+        return {"iri": iri, "name": term.label, "types": sorted(term.kinds), "comment": comment,
+                "properties": dict(props), "sources": sorted(set(sources))}

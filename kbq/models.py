@@ -1,0 +1,52 @@
+"""Pydantic models of what the library returns."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Value = str | int | float | bool | None
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class SparqlResult(_Frozen):
+    """A SPARQL answer: column names and rows of plain values (IRIs as strings)."""
+
+    columns: list[str]
+    rows: list[list[Value]]
+
+
+class GPU(_Frozen):
+    """A GPU with its specs keyed by the ontology's query keys (units in `units`)."""
+
+    iri: str
+    name: str
+    specs: dict[str, Value] = Field(default_factory=dict)
+    units: dict[str, str] = Field(default_factory=dict)
+    cooling: list[str] = Field(default_factory=list)
+    sources: list[str] = Field(default_factory=list)
+
+
+class Entity(_Frozen):
+    """Anything in the KB, by name: its types, description and property values."""
+
+    iri: str
+    name: str
+    types: list[str]
+    comment: str | None = None
+    properties: dict[str, list[Value]] = Field(default_factory=dict)
+    sources: list[str] = Field(default_factory=list)
+
+
+class Answer(_Frozen):
+    """The answer to a kbq question: a table, the SPARQL that produced it, and why."""
+
+    question: str
+    kind: str
+    columns: list[str]
+    rows: list[list[Value]]
+    sparql: str
+    explanation: list[str] = Field(default_factory=list)
+    removed: list[list[Value]] = Field(default_factory=list)

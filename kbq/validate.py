@@ -1,0 +1,58 @@
+"""SHACL validation of the knowledge (data and ontology) with pyshacl. Build-time only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import rdflib
+from rdflib.namespace import SH
+
+from kbq import resources
+from kbq.errors import ValidationError, Violation
+from kbq.loader import LoadedKnowledge, load
+
+
+def _short(node: rdflib.term.Node) -> str:
+    text = str(node)
+    for ns, prefix in ((resources.KB_NS, "kb:"), (resources.KBQ_NS, "kbq:")):
+        if text.startswith(ns):
+            return prefix + text[len(ns) :]
+    return text if not isinstance(node, rdflib.BNode) else "[blank node]"
+
+
+def violations(loaded: LoadedKnowledge, shapes: Path | None = None) -> list[Violation]:
+    import pyshacl
+
+    shapes_graph = rdflib.Graph().parse(shapes or resources.shapes_file(), format="turtle")
+    conforms, report, _text = pyshacl.validate(
+        loaded.graph, shacl_graph=shapes_graph, inference="none", advanced=False, allow_warnings=True
+    )
+    if conforms:
+        return []
+    found = []
+    for result in report.subjects(rdflib.RDF.type, SH.ValidationResult):
+        focus = report.value(result, SH.focusNode)
+        path = report.value(result, SH.resultPath)
+        message = report.value(result, SH.resultMessage)
+        files = tuple(sorted(loaded.subject_files.get(focus, ()))) if focus is not None else ()
+        found.append(
+            Violation(
+                subject=_short(focus) if focus is not None else "?",
+                path=_short(path) if path is not None else None,
+                message=str(message or "violates a shape"),
+                files=files,
+            )
+        )
+    return sorted(found, key=lambda v: (v.files, v.subject, v.path or "", v.message))
+
+
+def validate_graph(loaded: LoadedKnowledge) -> None:
+    """Raise ValidationError listing every violation."""
+    found = violations(loaded)
+    if found:
+        raise ValidationError(found)
+
+
+def validate_files(extra: list[Path] | None = None, *, shipped: bool = True) -> list[Violation]:
+    files = (resources.knowledge_files() if shipped else []) + list(extra or [])
+    return violations(load(files))
