@@ -1,0 +1,5 @@
+import sys
+
+from kbq.cli import main
+
+sys.exit(main())

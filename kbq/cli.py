@@ -1,0 +1,230 @@
+"""The `kbq` command. The only place that prints or exits; the library raises typed errors."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from kbq.errors import KbqError, NoResultError, ValidationError
+from kbq.version import __version__
+
+EXAMPLES = """examples:
+  kbq "gpu for lstm where cooling=blower"
+  kbq "best gpu for bert on dense 9-card chassis as of 2020-03"
+  kbq "gpus where memory >= 24gb and nvlink = yes order by bandwidth desc limit 5"
+  kbq "gpu for llama 3.1 70b inference at int4 in an 8-card server"
+  kbq "frameworks for rnn"          kbq "sdks for inference"
+  kbq "applications of gan"         kbq "algorithms for machine translation"
+  kbq "requirements for lstm"       kbq "requirements for bert using dettmers"
+  kbq "compare rtx 2080 ti and titan rtx"
+  kbq "describe quadro rtx 8000"    kbq "why quadro rtx 8000 for bert"
+  kbq "keys"                        (every attribute you can use in where / order by)
+  kbq sparql "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"
+  kbq build | kbq validate [FILE...] | kbq shell | kbq serve | kbq export
+"""
+COMMANDS = {"build", "validate", "sparql", "shell", "serve", "export"}
+
+
+def _progress(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _question_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="kbq",
+        description="Ask kbq which GPU a deep-learning workload needs, and why.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("question", help="a kbq question (quote it), or one of: " + ", ".join(sorted(COMMANDS)))
+    _common(p)
+    p.add_argument("--sparql", action="store_true", help="print the compiled SPARQL instead of running it")
+    p.add_argument("--explain", action="store_true", help="also list the GPUs each constraint removed")
+    p.add_argument("--version", action="version", version=f"kbq {__version__}")
+    return p
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", choices=["table", "json", "csv"], default="table", help="output format (default: table)")
+    p.add_argument("--kb", action="append", default=[], metavar="FILE", help="a Turtle overlay (repeatable)")
+    p.add_argument("--endpoint", metavar="URL", help="ask an external SPARQL endpoint holding `kbq export` data")
+
+
+def _open(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    from kbq.api import KnowledgeBase
+
+    if getattr(args, "endpoint", None):
+        return KnowledgeBase.remote(args.endpoint)
+    return KnowledgeBase.load(*args.kb, progress=_progress, engine=os.environ.get("KBQ_ENGINE", "reasonable"))
+
+
+def _print_answer(result, fmt: str, out: TextIO, *, explain: bool) -> None:  # type: ignore[no-untyped-def]
+    from kbq import output
+
+    if fmt == "json":
+        print(output.to_json({k: getattr(result, k) for k in ("question", "kind", "columns", "rows", "units", "sparql", "explanation", "removed")}), file=out)
+        return
+    if fmt == "csv":
+        print(output.to_csv(result.columns, result.rows), file=out)
+        return
+    print(output.table(result.columns, result.rows, result.units), file=out)
+    if result.explanation:
+        print(file=out)
+        for line in result.explanation:
+            print(f"  {line}", file=out)
+    if explain and result.removed:
+        print("\nremoved:", file=out)
+        print(output.table(["gpu", "name", "removed by"], result.removed), file=out)
+
+
+def ask(argv: list[str]) -> int:
+    args = _question_parser().parse_args(argv)
+    kb = _open(args)
+    if args.sparql:
+        print(kb.compile(args.question))
+        return 0
+    result = kb.answer(args.question, explain=args.explain)
+    _print_answer(result, args.format, sys.stdout, explain=args.explain)
+    return 0
+
+
+def cmd_sparql(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="kbq sparql", description="Run raw SPARQL over the inferred KB.")
+    p.add_argument("query", help="a SPARQL 1.1 query, or @FILE to read it from a file")
+    _common(p)
+    args = p.parse_args(argv)
+    from kbq import output
+
+    query = Path(args.query[1:]).read_text(encoding="utf-8") if args.query.startswith("@") else args.query
+    table = _open(args).table(query)
+    if args.format == "json":
+        print(output.to_json({"columns": table.columns, "rows": table.rows}))
+    elif args.format == "csv":
+        print(output.to_csv(table.columns, table.rows))
+    else:
+        print(output.table(table.columns, table.rows))
+    return 0
+
+
+def cmd_build(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="kbq build", description="Rebuild the inferred snapshot now.")
+    p.add_argument("--engine", choices=["reasonable", "owlrl"], default="reasonable", help="OWL-RL engine (owlrl is the slow reference)")
+    p.add_argument("--kb", action="append", default=[], metavar="FILE", help="a Turtle overlay (repeatable)")
+    args = p.parse_args(argv)
+    from kbq import snapshot
+
+    _store, info = snapshot.open_snapshot([Path(f) for f in args.kb], engine=args.engine, rebuild=True, progress=_progress)
+    print(
+        f"snapshot {info.key} ({info.engine}): {info.asserted} triples asserted, {info.inferred} inferred "
+        f"in {info.rounds} rounds; reasoning {info.reason_seconds:.2f} s, build {info.build_seconds:.2f} s\n{info.path}"
+    )
+    return 0
+
+
+def cmd_validate(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="kbq validate", description="Check Turtle files against kbq's SHACL shapes.")
+    p.add_argument("files", nargs="*", help="Turtle files (overlays) to check together with the shipped KB")
+    p.add_argument("--only", action="store_true", help="check the given files without the shipped KB")
+    args = p.parse_args(argv)
+    from kbq.validate import validate_files
+
+    found = validate_files([Path(f) for f in args.files], shipped=not args.only)
+    if found:
+        raise ValidationError(found)
+    print(f"ok: the knowledge conforms ({len(args.files)} overlay file(s){'' if args.only else ' + the shipped KB'})")
+    return 0
+
+
+def cmd_shell(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="kbq shell", description="Ask questions interactively (history kept).")
+    _common(p)
+    args = p.parse_args(argv)
+    try:
+        import readline
+
+        history = Path.home() / ".kbq_history"
+        if history.exists():
+            readline.read_history_file(history)
+    except (ImportError, OSError):
+        readline, history = None, None  # type: ignore[assignment]
+    kb = _open(args)
+    print("kbq shell: ask a question, 'help' for examples, 'quit' to leave.", file=sys.stderr)
+    while True:
+        try:
+            line = input("kbq> ").strip()
+        except EOFError:
+            print(file=sys.stderr)
+            break
+        if line in ("quit", "exit"):
+            break
+        if line in ("help", "?"):
+            print(EXAMPLES)
+            continue
+        if not line:
+            continue
+        try:
+            _print_answer(kb.answer(line), args.format, sys.stdout, explain=False)
+        except KbqError as exc:
+            print(str(exc), file=sys.stderr)
+    if readline is not None and history is not None:
+        try:
+            readline.write_history_file(history)
+        except OSError:
+            pass
+    return 0
+
+
+def cmd_serve(argv: list[str]) -> int:
+    from kbq.server import main as serve_main
+
+    return serve_main(argv)
+
+
+def cmd_export(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="kbq export", description="Write the inferred graph for an external SPARQL store.")
+    p.add_argument("--format", choices=["nt", "ttl", "nq"], default="nt")
+    p.add_argument("--kb", action="append", default=[], metavar="FILE", help="a Turtle overlay (repeatable)")
+    p.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
+    args = p.parse_args(argv)
+    from kbq.export import export
+
+    kb = _open(argparse.Namespace(kb=args.kb, endpoint=None))
+    data = export(kb.store, args.format)
+    if args.output:
+        Path(args.output).write_bytes(data)
+        print(f"wrote {len(data)} bytes to {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.buffer.write(data)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    handlers = {"sparql": cmd_sparql, "build": cmd_build, "validate": cmd_validate, "shell": cmd_shell,
+                "serve": cmd_serve, "export": cmd_export}
+    try:
+        if argv and argv[0] in handlers:
+            return handlers[argv[0]](argv[1:])
+        return ask(argv)
+    except NoResultError as exc:
+        print(f"no result: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KbqError as exc:
+        print(str(exc), file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # noqa: BLE001 - the one place an unexpected bug becomes a message
+        if os.environ.get("KBQ_DEBUG"):
+            raise
+        print(f"kbq: internal error: {type(exc).__name__}: {exc} (set KBQ_DEBUG=1 for a traceback)", file=sys.stderr)
+        return 70
+
+
+if __name__ == "__main__":
+    sys.exit(main())
