@@ -122,9 +122,14 @@ def load_rules(paths: list[Path]) -> list[tuple[Path, str]]:
     return rules
 
 
-def _apply_rules(triples: set[Triple], rules: list[tuple[Path, str]]) -> set[Triple]:
+def _store(triples: set[Triple]) -> ox.Store:
     store = ox.Store()
     store.bulk_extend(ox.Quad(to_ox(s), to_ox(p), to_ox(o)) for s, p, o in triples)
+    return store
+
+
+def _apply_rules(triples: set[Triple], rules: list[tuple[Path, str]]) -> set[Triple]:
+    store = _store(triples)
     derived: set[Triple] = set()
     for _path, text in rules:
         for t in store.query(text):
@@ -134,16 +139,26 @@ def _apply_rules(triples: set[Triple], rules: list[tuple[Path, str]]) -> set[Tri
     return derived - triples
 
 
-def check_consistency(triples: set[Triple]) -> None:
-    nothing = [s for s, p, o in triples if p == RDF.type and o == OWL.Nothing]
-    if nothing:
-        raise InconsistencyError(f"inconsistent knowledge: {nothing[0]} is a member of owl:Nothing")
-    for s, p, o in triples:
-        if p == OWL.differentFrom and (s, OWL.sameAs, o) in triples:
-            raise InconsistencyError(f"inconsistent knowledge: {s} is both same as and different from {o}")
+def check_consistency(triples: set[Triple], checks: list[tuple[Path, str]]) -> None:
+    """Run the inconsistency checks (SELECT ?subject ?message); raise listing every finding."""
+    if not checks:
+        return
+    store = _store(triples)
+    found = []
+    for path, text in checks:
+        for row in store.query(text):
+            found.append(f"{row['subject'].value}: {row['message'].value} (check {path.name})")
+    if found:
+        raise InconsistencyError("inconsistent knowledge:\n  " + "\n  ".join(sorted(set(found))))
 
 
-def infer(asserted: rdflib.Graph, rule_paths: list[Path], *, engine: Engine = Engine.REASONABLE) -> Inference:
+def infer(
+    asserted: rdflib.Graph,
+    rule_paths: list[Path],
+    *,
+    engine: Engine = Engine.REASONABLE,
+    checks: list[Path] | None = None,
+) -> Inference:
     """The triples entailed by `asserted` beyond itself (OWL-RL + rules, to a fixpoint)."""
     start = time.perf_counter()
     base = {n for t in asserted if (n := normalise(t)) is not None}
@@ -157,5 +172,5 @@ def infer(asserted: rdflib.Graph, rule_paths: list[Path], *, engine: Engine = En
         if not new:
             break
         current |= new
-    check_consistency(current)
+    check_consistency(current, load_rules(checks or []))
     return Inference(inferred=current - base, rounds=rounds, seconds=time.perf_counter() - start)

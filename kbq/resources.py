@@ -30,6 +30,11 @@ def rule_files() -> list[Path]:
     return sorted((data_dir() / "ontology" / "rules").glob("*.rq"))
 
 
+def check_files() -> list[Path]:
+    """SELECT queries (?subject ?message) that find inconsistencies after reasoning."""
+    return sorted((data_dir() / "ontology" / "checks").glob("*.rq"))
+
+
 def shapes_file() -> Path:
     return data_dir() / "ontology" / SHAPES_FILE
 

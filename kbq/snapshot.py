@@ -70,7 +70,13 @@ def _library_versions(engine: str) -> str:
 
 
 def input_files(overlays: Sequence[Path] = ()) -> list[Path]:
-    return resources.knowledge_files() + resources.rule_files() + [Path(p) for p in overlays]
+    return (
+        resources.knowledge_files()
+        + resources.rule_files()
+        + resources.check_files()
+        + [resources.shapes_file()]
+        + [Path(p) for p in overlays]
+    )
 
 
 def input_key(files: Sequence[Path], engine: str) -> str:
@@ -115,7 +121,9 @@ def build(
         say("kbq: validating against the SHACL shapes")
         validate_graph(loaded)
     say(f"kbq: reasoning ({engine}) over {len(loaded.graph)} triples")
-    inference = reason.infer(loaded.graph, resources.rule_files(), engine=reason.Engine(engine))
+    inference = reason.infer(
+        loaded.graph, resources.rule_files(), engine=reason.Engine(engine), checks=resources.check_files()
+    )
     key = path.name.removeprefix("snapshot-")
     tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
     tmp.parent.mkdir(parents=True, exist_ok=True)

@@ -33,6 +33,7 @@ KIND_CLASSES = {
     "platform": "Platform", "vendor": "Vendor", "architecture": "Architecture", "cooling": "CoolingType",
     "form": "FormFactor", "precision": "Precision", "authority": "ProfileAuthority", "unit": "Unit",
     "profile": "RequirementProfile", "recipe": "MemoryRecipe", "design": "BoardDesign", "source": "Source",
+    "chassis": "ChassisKind",
 }
 WORKLOAD_KINDS = frozenset({"family", "model", "application", "area", "process"})
 

@@ -269,7 +269,12 @@ class Compiler:
             if dense
             else f"a design sourced at >= {cards} cards per chassis"
         )
-        return Constraint(f"{words}: {how}", f"EXISTS {{ ?gpu {prop} ?n FILTER(?n >= {terms.integer(cards)}) }}")
+        kind = self.cat.resolve(p.chassis, {"chassis"}, query=self.text, column=p.column, what="chassis")
+        return Constraint(
+            f"{words}: {how}, in a form factor a {kind.label} takes",
+            f"EXISTS {{ ?gpu {prop} ?n FILTER(?n >= {terms.integer(cards)}) }}"
+            f" && EXISTS {{ ?gpu kbq:formFactor ?ff . {terms.iri(kind.iri)} kbq:acceptsFormFactor ?ff }}",
+        )
 
     def memory_fit(self, workload: Term | None, process: Term | None, precision: ast.Name | None) -> tuple[MemoryFit | None, list[str]]:
         if workload is None or "model" not in workload.kinds:

@@ -1,0 +1,67 @@
+"""The reasoning step: both engines agree, rules are documented, contradictions are reported."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kbq import loader, reason, resources
+from kbq.errors import InconsistencyError, KnowledgeFileError
+
+
+@pytest.fixture(scope="module")
+def asserted():  # type: ignore[no-untyped-def]
+    return loader.load(resources.knowledge_files()).graph
+
+
+@pytest.mark.slow
+def test_reasonable_and_owlrl_give_the_same_entailments(asserted) -> None:
+    fast = reason.infer(asserted, resources.rule_files(), engine=reason.Engine.REASONABLE)
+    reference = reason.infer(asserted, resources.rule_files(), engine=reason.Engine.OWLRL)
+    assert fast.inferred == reference.inferred
+    assert len(fast.inferred) > 500
+
+
+def test_inference_is_pure(asserted) -> None:
+    before = len(asserted)
+    result = reason.infer(asserted, resources.rule_files())
+    assert len(asserted) == before
+    assert not any(t in asserted for t in result.inferred)
+
+
+def test_every_rule_file_says_what_it_derives() -> None:
+    for path in resources.rule_files() + resources.check_files():
+        head = path.read_text(encoding="utf-8").lstrip()
+        assert head.startswith("# "), f"{path.name} must start with a comment saying what it derives"
+    assert len(resources.rule_files()) >= 10
+
+
+def test_a_rule_that_does_not_parse_names_its_file(tmp_path: Path) -> None:
+    bad = tmp_path / "broken.rq"
+    bad.write_text("CONSTRUCT { ?s ?p } WHERE { ?s ?p ?o }")
+    with pytest.raises(KnowledgeFileError, match="broken.rq"):
+        reason.load_rules([bad])
+
+
+def test_contradictions_are_reported_not_swallowed(tmp_path: Path) -> None:
+    overlay = tmp_path / "weird.ttl"
+    overlay.write_text(
+        "@prefix kbq: <https://kbq.dev/ontology#> . @prefix kb: <https://kbq.dev/kb/> .\n"
+        "kb:Weird a kbq:GPU , kbq:Model .\n"
+    )
+    graph = loader.load([*resources.knowledge_files(), overlay]).graph
+    with pytest.raises(InconsistencyError, match="Weird.*disjoint"):
+        reason.infer(graph, resources.rule_files(), checks=resources.check_files())
+
+
+def test_normalise_drops_axiomatic_noise() -> None:
+    from rdflib import OWL, RDF, RDFS, XSD, Literal, URIRef
+
+    x = URIRef("https://kbq.dev/kb/X")
+    assert reason.normalise((x, OWL.sameAs, x)) is None
+    assert reason.normalise((x, RDF.type, OWL.Thing)) is None
+    assert reason.normalise((Literal("a"), RDF.type, RDFS.Literal)) is None
+    assert reason.normalise((XSD.decimal, RDF.type, RDFS.Datatype)) is None
+    kept = reason.normalise((x, RDFS.label, Literal("a", datatype=XSD.string)))
+    assert kept == (x, RDFS.label, Literal("a"))

@@ -1,0 +1,89 @@
+"""The on-disk snapshot: keyed by inputs, rebuilt on change or corruption, safe to race."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kbq import snapshot
+
+OVERLAY = """@prefix kbq: <https://kbq.dev/ontology#> . @prefix kb: <https://kbq.dev/kb/> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+kb:NVIDIA rdfs:comment "{text}" .
+"""
+
+
+@pytest.fixture()
+def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("KBQ_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def test_the_key_changes_only_when_an_input_changes(tmp_path: Path) -> None:
+    overlay = tmp_path / "o.ttl"
+    overlay.write_text(OVERLAY.format(text="one"))
+    first = snapshot.input_key(snapshot.input_files([overlay]), "reasonable")
+    assert snapshot.input_key(snapshot.input_files([overlay]), "reasonable") == first
+    assert snapshot.input_key(snapshot.input_files([overlay]), "owlrl") != first
+    overlay.write_text(OVERLAY.format(text="two"))
+    assert snapshot.input_key(snapshot.input_files([overlay]), "reasonable") != first
+
+
+def test_built_once_then_reused(private_cache: Path) -> None:
+    messages: list[str] = []
+    _store, info = snapshot.open_snapshot(progress=messages.append)
+    assert messages and info.asserted > 3000 and info.inferred > 500
+    messages.clear()
+    _store2, again = snapshot.open_snapshot(progress=messages.append)
+    assert messages == [] and again.key == info.key
+
+
+def test_a_corrupt_snapshot_is_rebuilt(private_cache: Path) -> None:
+    _store, info = snapshot.open_snapshot()
+    del _store
+    path = Path(info.path)
+    (path / snapshot.MANIFEST).write_text("{not json")
+    for f in path.iterdir():
+        if f.is_file() and f.name != snapshot.MANIFEST:
+            f.write_bytes(b"\0" * 10)
+    store, rebuilt = snapshot.open_snapshot()
+    assert rebuilt.key == info.key
+    assert len(store) > 3000
+    assert json.loads((path / snapshot.MANIFEST).read_text())["key"] == info.key
+
+
+def test_a_truncated_snapshot_without_manifest_is_rebuilt(private_cache: Path) -> None:
+    _store, info = snapshot.open_snapshot()
+    del _store
+    (Path(info.path) / snapshot.MANIFEST).unlink()
+    store, _ = snapshot.open_snapshot()
+    assert len(store) > 3000
+
+
+def test_two_processes_building_at_once(private_cache: Path) -> None:
+    code = "from kbq import snapshot; s, i = snapshot.open_snapshot(); print(len(s))"
+    env = {**os.environ, "KBQ_CACHE_DIR": str(private_cache)}
+    procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) for _ in range(3)]
+    outs = [p.communicate(timeout=180) for p in procs]
+    assert all(p.returncode == 0 for p in procs), outs
+    counts = {int(o.strip()) for o, _ in outs}
+    assert len(counts) == 1
+    leftovers = [p.name for p in private_cache.iterdir() if ".tmp-" in p.name]
+    assert leftovers == []
+
+
+def test_query_path_imports_neither_rdflib_nor_owlrl(kb) -> None:
+    code = (
+        "import sys; from kbq import KnowledgeBase; kb = KnowledgeBase.default();"
+        "kb.table('SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }');"
+        "kb.answer('gpu for lstm where cooling=blower');"
+        "print(sorted(m for m in ('rdflib', 'owlrl', 'pyshacl', 'reasonable') if m in sys.modules))"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=dict(os.environ))
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "[]"

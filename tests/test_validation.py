@@ -1,0 +1,74 @@
+"""Validation: broken Turtle names file and line; SHACL violations name subject and file."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kbq.errors import KnowledgeFileError
+from kbq.loader import load
+from kbq.validate import validate_files, violations
+
+PREFIXES = (
+    "@prefix kbq: <https://kbq.dev/ontology#> . @prefix kb: <https://kbq.dev/kb/> .\n"
+    "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> . @prefix xsd: <http://www.w3.org/2001/XMLSchema#> .\n"
+    "@prefix owl: <http://www.w3.org/2002/07/owl#> . @prefix dcterms: <http://purl.org/dc/terms/> .\n"
+)
+
+
+def test_shipped_knowledge_conforms() -> None:
+    assert validate_files() == []
+
+
+def test_turtle_syntax_error_names_file_and_line(tmp_path: Path) -> None:
+    bad = tmp_path / "broken.ttl"
+    bad.write_text(PREFIXES + "kb:X a kbq:GPU ;\n    rdfs:label \"X\"\n    kbq:memory 3.0 .\n")
+    with pytest.raises(KnowledgeFileError) as info:
+        load([bad])
+    assert info.value.path.endswith("broken.ttl")
+    assert info.value.line == 6
+    assert "broken.ttl:6" in str(info.value)
+
+
+def test_gpu_without_source_and_with_negative_memory(tmp_path: Path) -> None:
+    bad = tmp_path / "my_gpus.ttl"
+    bad.write_text(
+        PREFIXES
+        + 'kb:MyCard a kbq:GPU ; rdfs:label "My Card" ; rdfs:comment "c" ; kbq:vendor kb:NVIDIA ;\n'
+        '  kbq:releaseDate "2024-01-01"^^xsd:date ; kbq:memory -4.0 ; kbq:boardDesign kb:MyCardDesign .\n'
+        'kb:MyCardDesign a kbq:BoardDesign ; rdfs:label "d" ; rdfs:comment "d" ; kbq:cooling kb:Blower ; dcterms:source <https://example.org/> .\n'
+    )
+    found = validate_files([bad])
+    messages = {(v.subject, v.message) for v in found}
+    assert ("kb:MyCard", "a GPU needs at least one dcterms:source") in messages
+    assert any(v.subject == "kb:MyCard" and "memory" in v.message for v in found)
+    assert all("my_gpus.ttl" in v.files for v in found)
+
+
+def test_ontology_terms_need_label_and_comment(tmp_path: Path) -> None:
+    bad = tmp_path / "onto.ttl"
+    bad.write_text(PREFIXES + "kbq:newThing a owl:DatatypeProperty ; rdfs:label \"new thing\" .\n")
+    found = violations(load([bad]))
+    assert [(v.subject, v.message) for v in found] == [("kbq:newThing", "every ontology term needs an rdfs:comment")]
+
+
+def test_kbq_validate_command_fails_with_subject_and_file(tmp_path: Path) -> None:
+    bad = tmp_path / "my_gpus.ttl"
+    bad.write_text(PREFIXES + 'kb:MyCard a kbq:GPU ; rdfs:label "My Card" ; rdfs:comment "c" .\n')
+    before = bad.read_bytes()
+    run = subprocess.run([sys.executable, "-m", "kbq", "validate", str(bad)], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2
+    assert "my_gpus.ttl: kb:MyCard" in run.stderr
+    assert "Traceback" not in run.stderr
+    assert bad.read_bytes() == before
+
+
+def test_kbq_validate_reports_syntax_error_with_line(tmp_path: Path) -> None:
+    bad = tmp_path / "broken.ttl"
+    bad.write_text(PREFIXES + "kb:X a kbq:GPU\n")
+    run = subprocess.run([sys.executable, "-m", "kbq", "validate", str(bad)], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2
+    assert "broken.ttl:" in run.stderr and "Traceback" not in run.stderr
