@@ -5,7 +5,7 @@ The library never prints or exits; it raises the typed errors of kbq.errors.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -39,9 +39,7 @@ class KnowledgeBase:
     # --- construction -------------------------------------------------------------------
 
     @classmethod
-    def default(
-        cls, *, engine: str = snapshot.DEFAULT_ENGINE, progress: snapshot.Progress | None = None
-    ) -> KnowledgeBase:
+    def default(cls, *, engine: str = snapshot.DEFAULT_ENGINE, progress: snapshot.Progress | None = None) -> KnowledgeBase:
         """The shipped KB (snapshot built on first use, then cached)."""
         return cls.load(engine=engine, progress=progress)
 
@@ -104,7 +102,7 @@ class KnowledgeBase:
         """The SPARQL a kbq question compiles to."""
         from kbq.lang.run import compile_question
 
-        return compile_question(text, self.catalog).sparql
+        return compile_question(text, self.catalog, self._run).sparql
 
     def gpus(
         self,

@@ -65,7 +65,15 @@ def _print_answer(result, fmt: str, out: TextIO, *, explain: bool) -> None:  # t
     from kbq import output
 
     if fmt == "json":
-        print(output.to_json({k: getattr(result, k) for k in ("question", "kind", "columns", "rows", "units", "sparql", "explanation", "removed")}), file=out)
+        print(
+            output.to_json(
+                {
+                    k: getattr(result, k)
+                    for k in ("question", "kind", "columns", "rows", "units", "sparql", "explanation", "removed")
+                }
+            ),
+            file=out,
+        )
         return
     if fmt == "csv":
         print(output.to_csv(result.columns, result.rows), file=out)
@@ -111,7 +119,9 @@ def cmd_sparql(argv: list[str]) -> int:
 
 def cmd_build(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="kbq build", description="Rebuild the inferred snapshot now.")
-    p.add_argument("--engine", choices=["reasonable", "owlrl"], default="reasonable", help="OWL-RL engine (owlrl is the slow reference)")
+    p.add_argument(
+        "--engine", choices=["reasonable", "owlrl"], default="reasonable", help="OWL-RL engine (owlrl is the slow reference)"
+    )
     p.add_argument("--kb", action="append", default=[], metavar="FILE", help="a Turtle overlay (repeatable)")
     args = p.parse_args(argv)
     from kbq import snapshot
@@ -203,8 +213,14 @@ def cmd_export(argv: list[str]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    handlers = {"sparql": cmd_sparql, "build": cmd_build, "validate": cmd_validate, "shell": cmd_shell,
-                "serve": cmd_serve, "export": cmd_export}
+    handlers = {
+        "sparql": cmd_sparql,
+        "build": cmd_build,
+        "validate": cmd_validate,
+        "shell": cmd_shell,
+        "serve": cmd_serve,
+        "export": cmd_export,
+    }
     try:
         if argv and argv[0] in handlers:
             return handlers[argv[0]](argv[1:])
@@ -219,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
-    except Exception as exc:  # noqa: BLE001 - the one place an unexpected bug becomes a message
+    except Exception as exc:
         if os.environ.get("KBQ_DEBUG"):
             raise
         print(f"kbq: internal error: {type(exc).__name__}: {exc} (set KBQ_DEBUG=1 for a traceback)", file=sys.stderr)

@@ -33,7 +33,9 @@ def table(columns: Sequence[str], rows: Sequence[Sequence[Value]], units: dict[s
     head = [columns[i] + (f" ({units[columns[i]]})" if units.get(columns[i]) else "") for i in keep]
     body = [[_cell(row[i]) for i in keep] for row in rows]
     widths = [max(len(h), *(len(r[j]) for r in body)) if body else len(h) for j, h in enumerate(head)]
-    numeric = [all(isinstance(row[i], (int, float)) and not isinstance(row[i], bool) or row[i] is None for row in rows) for i in keep]
+    numeric = [
+        all((isinstance(row[i], (int, float)) and not isinstance(row[i], bool)) or row[i] is None for row in rows) for i in keep
+    ]
 
     def line(cells: list[str]) -> str:
         return "  ".join(c.rjust(w) if num else c.ljust(w) for c, w, num in zip(cells, widths, numeric, strict=True)).rstrip()

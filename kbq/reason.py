@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 
 import pyoxigraph as ox
@@ -31,7 +31,7 @@ _REFLEXIVE_SCHEMA = {RDFS.subClassOf, RDFS.subPropertyOf, OWL.equivalentClass, O
 _TOP_SCHEMA = {RDFS.subClassOf, RDFS.domain, RDFS.range}
 
 
-class Engine(str, Enum):
+class Engine(StrEnum):
     REASONABLE = "reasonable"
     OWLRL = "owlrl"
 

@@ -121,9 +121,7 @@ def build(
         say("kbq: validating against the SHACL shapes")
         validate_graph(loaded)
     say(f"kbq: reasoning ({engine}) over {len(loaded.graph)} triples")
-    inference = reason.infer(
-        loaded.graph, resources.rule_files(), engine=reason.Engine(engine), checks=resources.check_files()
-    )
+    inference = reason.infer(loaded.graph, resources.rule_files(), engine=reason.Engine(engine), checks=resources.check_files())
     key = path.name.removeprefix("snapshot-")
     tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
     tmp.parent.mkdir(parents=True, exist_ok=True)

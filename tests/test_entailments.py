@@ -37,7 +37,9 @@ def test_every_family_has_the_general_dettmers_profile(ask_true) -> None:
     assert ask_true("kbq:LSTM kbq:hasProfile kb:DettmersProfile")
 
 
-@pytest.mark.parametrize("gpu", ["QuadroRTX8000", "QuadroRTX6000", "RTX2080Ti", "RTX2070Super", "RTX2080Super", "H100SXM", "MI300X"])
+@pytest.mark.parametrize(
+    "gpu", ["QuadroRTX8000", "QuadroRTX6000", "RTX2080Ti", "RTX2070Super", "RTX2080Super", "H100SXM", "MI300X"]
+)
 def test_dense_chassis_gpus(ask_true, gpu: str) -> None:
     assert ask_true(f"kb:{gpu} a kbq:DenseChassisGPU ; kbq:denseChassisCapable true")
 
@@ -63,7 +65,14 @@ def test_tensor_core_gpus_are_classified(ask_true) -> None:
 
 @pytest.mark.parametrize(
     ("release", "uses"),
-    [("CuDNN-6.0", False), ("CuDNN-7.0", True), ("CuDNN-9.0", True), ("TensorRT-2.1", False), ("TensorRT-3.0", True), ("TensorRT-10.0", True)],
+    [
+        ("CuDNN-6.0", False),
+        ("CuDNN-7.0", True),
+        ("CuDNN-9.0", True),
+        ("TensorRT-2.1", False),
+        ("TensorRT-3.0", True),
+        ("TensorRT-10.0", True),
+    ],
 )
 def test_sdk_releases_use_tensor_cores_from_the_seed_versions(ask_true, release: str, uses: bool) -> None:
     assert ask_true(f"<https://kbq.dev/kb/{release}> kbq:usesTensorCores true") is uses
@@ -78,7 +87,8 @@ def test_memory_need_is_parameters_times_bytes(kb) -> None:
     from kbq.lang.catalog import PREFIXES
 
     rows = kb.table(
-        PREFIXES + "SELECT ?gb WHERE { kb:ResNet50 kbq:memoryNeed ?n . ?n kbq:recipe kb:TrainingMixedPrecisionAdam ; kbq:neededMemory ?gb }"
+        PREFIXES + "SELECT ?gb WHERE { kb:ResNet50 kbq:memoryNeed ?n ."
+        " ?n kbq:recipe kb:TrainingMixedPrecisionAdam ; kbq:neededMemory ?gb }"
     ).rows
     params = kb.table(PREFIXES + "SELECT ?p WHERE { kb:ResNet50 kbq:parameterCount ?p }").rows[0][0]
     assert rows and abs(rows[0][0] - round(params * 16 / 1e6) / 1000) < 1e-9

@@ -7,12 +7,36 @@ import pytest
 SEED_FAMILIES = ["CNN", "RNN", "LSTM", "GRU", "NTM", "BidirectionalRNN", "Transformer", "GAN", "Autoencoder"]
 SEED_MODELS = ["AlexNet", "VGG", "GoogLeNet", "ResNet", "Inception", "BERT", "XLNet"]
 SEED_APPLICATIONS = [
-    "medical image analysis", "image recognition", "face detection", "full-motion video analysis", "autonomous driving",
-    "drug discovery", "machine translation", "sentiment analysis", "language generation", "text classification",
-    "sentence completion", "stock prediction", "financial engineering", "image captioning", "speech recognition",
-    "question answering", "robot control", "image style transfer", "high-resolution image synthesis",
-    "text-to-image synthesis", "image super-resolution", "anomaly detection", "3D object generation", "music generation",
-    "image reconstruction", "clustering", "outlier detection", "data denoising", "image inpainting", "information retrieval",
+    "medical image analysis",
+    "image recognition",
+    "face detection",
+    "full-motion video analysis",
+    "autonomous driving",
+    "drug discovery",
+    "machine translation",
+    "sentiment analysis",
+    "language generation",
+    "text classification",
+    "sentence completion",
+    "stock prediction",
+    "financial engineering",
+    "image captioning",
+    "speech recognition",
+    "question answering",
+    "robot control",
+    "image style transfer",
+    "high-resolution image synthesis",
+    "text-to-image synthesis",
+    "image super-resolution",
+    "anomaly detection",
+    "3D object generation",
+    "music generation",
+    "image reconstruction",
+    "clustering",
+    "outlier detection",
+    "data denoising",
+    "image inpainting",
+    "information retrieval",
 ]
 
 
@@ -41,7 +65,7 @@ def test_seed_model_families(ask_true) -> None:
 @pytest.mark.parametrize("label", SEED_APPLICATIONS)
 def test_seed_applications_link_to_a_family(ask_true, label: str) -> None:
     assert ask_true(
-        f'?a a kbq:Application ; kbq:usesAlgorithm ?f . {{ ?a rdfs:label ?l }} UNION {{ ?a skos:altLabel ?l }} '
+        f"?a a kbq:Application ; kbq:usesAlgorithm ?f . {{ ?a rdfs:label ?l }} UNION {{ ?a skos:altLabel ?l }} "
         f'FILTER(LCASE(STR(?l)) = "{label.lower()}")'
     )
 
@@ -84,7 +108,8 @@ def test_profiles_follow_the_seed_order(kb) -> None:
 
     def order(profile: str) -> list[tuple[int, str]]:
         rows = kb.table(
-            PREFIXES + f"SELECT ?r ?k WHERE {{ kb:{profile} kbq:priority ?s . ?s kbq:rank ?r ; kbq:attribute/kbq:queryKey ?k }} ORDER BY ?r ?k"
+            PREFIXES + f"SELECT ?r ?k WHERE {{ kb:{profile} kbq:priority ?s ."
+            " ?s kbq:rank ?r ; kbq:attribute/kbq:queryKey ?k } ORDER BY ?r ?k"
         ).rows
         return [(r, k) for r, k in rows]
 
@@ -98,20 +123,28 @@ def test_multi_gpu_scaling(ask_true) -> None:
     assert ask_true("kb:SeedRNNProfile kbq:multiGpu kb:ScalingUnclear")
 
 
-@pytest.mark.parametrize(("gpu", "cards"), [("RTX2070Super", 8), ("RTX2080Super", 8), ("RTX2080Ti", 8), ("QuadroRTX6000", 9), ("QuadroRTX8000", 9)])
+@pytest.mark.parametrize(
+    ("gpu", "cards"), [("RTX2070Super", 8), ("RTX2080Super", 8), ("RTX2080Ti", 8), ("QuadroRTX6000", 9), ("QuadroRTX8000", 9)]
+)
 def test_seed_blower_designs(ask_true, gpu: str, cards: int) -> None:
-    assert ask_true(f"kb:{gpu} kbq:boardDesign ?d . ?d kbq:cooling kb:Blower ; kbq:maxCardsPerChassis {cards} ; dcterms:source kb:SeedArticle")
+    assert ask_true(
+        f"kb:{gpu} kbq:boardDesign ?d . ?d kbq:cooling kb:Blower ; kbq:maxCardsPerChassis {cards} ; dcterms:source kb:SeedArticle"
+    )
 
 
 def test_titan_rtx_seed_notes(ask_true) -> None:
-    assert ask_true("kb:TitanRTX kbq:nvlink true ; kbq:boardDesign ?d . ?d kbq:maxCardsPerChassis 4 ; dcterms:source kb:SeedArticle")
+    assert ask_true(
+        "kb:TitanRTX kbq:nvlink true ; kbq:boardDesign ?d . ?d kbq:maxCardsPerChassis 4 ; dcterms:source kb:SeedArticle"
+    )
     assert ask_true("kb:QuadroRTX8000 kbq:memory ?m FILTER(?m = 48)")
 
 
 def test_gpu_coverage_and_sources(kb) -> None:
     from kbq.lang.catalog import PREFIXES
 
-    gpus = kb.table(PREFIXES + "SELECT ?g (COUNT(?s) AS ?n) WHERE { ?g a kbq:GPU . OPTIONAL { ?g dcterms:source ?s } } GROUP BY ?g").rows
+    gpus = kb.table(
+        PREFIXES + "SELECT ?g (COUNT(?s) AS ?n) WHERE { ?g a kbq:GPU . OPTIONAL { ?g dcterms:source ?s } } GROUP BY ?g"
+    ).rows
     assert len(gpus) >= 30
     assert all(n >= 1 for _g, n in gpus)
     archs = {r[0] for r in kb.table(PREFIXES + "SELECT DISTINCT ?l WHERE { ?g a kbq:GPU ; kbq:architecture/rdfs:label ?l }").rows}

@@ -68,7 +68,10 @@ def test_a_truncated_snapshot_without_manifest_is_rebuilt(private_cache: Path) -
 def test_two_processes_building_at_once(private_cache: Path) -> None:
     code = "from kbq import snapshot; s, i = snapshot.open_snapshot(); print(len(s))"
     env = {**os.environ, "KBQ_CACHE_DIR": str(private_cache)}
-    procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) for _ in range(3)]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        for _ in range(3)
+    ]
     outs = [p.communicate(timeout=180) for p in procs]
     assert all(p.returncode == 0 for p in procs), outs
     counts = {int(o.strip()) for o, _ in outs}

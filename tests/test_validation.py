@@ -25,7 +25,7 @@ def test_shipped_knowledge_conforms() -> None:
 
 def test_turtle_syntax_error_names_file_and_line(tmp_path: Path) -> None:
     bad = tmp_path / "broken.ttl"
-    bad.write_text(PREFIXES + "kb:X a kbq:GPU ;\n    rdfs:label \"X\"\n    kbq:memory 3.0 .\n")
+    bad.write_text(PREFIXES + 'kb:X a kbq:GPU ;\n    rdfs:label "X"\n    kbq:memory 3.0 .\n')
     with pytest.raises(KnowledgeFileError) as info:
         load([bad])
     assert info.value.path.endswith("broken.ttl")
@@ -36,10 +36,10 @@ def test_turtle_syntax_error_names_file_and_line(tmp_path: Path) -> None:
 def test_gpu_without_source_and_with_negative_memory(tmp_path: Path) -> None:
     bad = tmp_path / "my_gpus.ttl"
     bad.write_text(
-        PREFIXES
-        + 'kb:MyCard a kbq:GPU ; rdfs:label "My Card" ; rdfs:comment "c" ; kbq:vendor kb:NVIDIA ;\n'
+        PREFIXES + 'kb:MyCard a kbq:GPU ; rdfs:label "My Card" ; rdfs:comment "c" ; kbq:vendor kb:NVIDIA ;\n'
         '  kbq:releaseDate "2024-01-01"^^xsd:date ; kbq:memory -4.0 ; kbq:boardDesign kb:MyCardDesign .\n'
-        'kb:MyCardDesign a kbq:BoardDesign ; rdfs:label "d" ; rdfs:comment "d" ; kbq:cooling kb:Blower ; dcterms:source <https://example.org/> .\n'
+        'kb:MyCardDesign a kbq:BoardDesign ; rdfs:label "d" ; rdfs:comment "d" ; kbq:cooling kb:Blower ;\n'
+        "  dcterms:source <https://example.org/> .\n"
     )
     found = validate_files([bad])
     messages = {(v.subject, v.message) for v in found}
@@ -50,7 +50,7 @@ def test_gpu_without_source_and_with_negative_memory(tmp_path: Path) -> None:
 
 def test_ontology_terms_need_label_and_comment(tmp_path: Path) -> None:
     bad = tmp_path / "onto.ttl"
-    bad.write_text(PREFIXES + "kbq:newThing a owl:DatatypeProperty ; rdfs:label \"new thing\" .\n")
+    bad.write_text(PREFIXES + 'kbq:newThing a owl:DatatypeProperty ; rdfs:label "new thing" .\n')
     found = violations(load([bad]))
     assert [(v.subject, v.message) for v in found] == [("kbq:newThing", "every ontology term needs an rdfs:comment")]
 

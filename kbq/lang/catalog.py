@@ -28,11 +28,26 @@ PREFIX dcterms: <http://purl.org/dc/terms/>
 
 # Kinds of named things, by the class that makes them so (families are subclasses of Algorithm).
 KIND_CLASSES = {
-    "gpu": "GPU", "model": "Model", "application": "Application", "area": "ApplicationArea",
-    "process": "Process", "framework": "Framework", "sdk": "SDK", "release": "SdkRelease",
-    "platform": "Platform", "vendor": "Vendor", "architecture": "Architecture", "cooling": "CoolingType",
-    "form": "FormFactor", "precision": "Precision", "authority": "ProfileAuthority", "unit": "Unit",
-    "profile": "RequirementProfile", "recipe": "MemoryRecipe", "design": "BoardDesign", "source": "Source",
+    "gpu": "GPU",
+    "model": "Model",
+    "application": "Application",
+    "area": "ApplicationArea",
+    "process": "Process",
+    "framework": "Framework",
+    "sdk": "SDK",
+    "release": "SdkRelease",
+    "platform": "Platform",
+    "vendor": "Vendor",
+    "architecture": "Architecture",
+    "cooling": "CoolingType",
+    "form": "FormFactor",
+    "precision": "Precision",
+    "authority": "ProfileAuthority",
+    "unit": "Unit",
+    "profile": "RequirementProfile",
+    "recipe": "MemoryRecipe",
+    "design": "BoardDesign",
+    "source": "Source",
     "chassis": "ChassisKind",
 }
 WORKLOAD_KINDS = frozenset({"family", "model", "application", "area", "process"})
@@ -133,8 +148,7 @@ class Catalog:
 
     def _read_units(self, run: Run) -> None:
         rows = run(
-            PREFIXES
-            + "SELECT ?u ?name ?sym ?dim ?f WHERE { ?u a kbq:Unit ; kbq:symbol ?sym ; kbq:dimension ?dim ;"
+            PREFIXES + "SELECT ?u ?name ?sym ?dim ?f WHERE { ?u a kbq:Unit ; kbq:symbol ?sym ; kbq:dimension ?dim ;"
             " kbq:factorToBase ?f . { ?u rdfs:label ?name } UNION { ?u skos:altLabel ?name }"
             " UNION { ?u kbq:symbol ?name } }"
         ).rows
@@ -159,10 +173,17 @@ class Catalog:
                 continue
             u = unit_by_iri.get(str(unit)) if unit else None
             k = Key(
-                iri=str(p), key=str(key), label=str(label), range=str(rng) if rng else None,
-                unit=u.iri if u else None, unit_symbol=u.symbol if u else "", dimension=u.dimension if u else None,
-                factor=u.factor if u else 1.0, higher_is_better=higher is not False,
-                order=int(order) if order is not None else 100, domain=str(domain) if domain else None,  # type: ignore[arg-type]
+                iri=str(p),
+                key=str(key),
+                label=str(label),
+                range=str(rng) if rng else None,
+                unit=u.iri if u else None,
+                unit_symbol=u.symbol if u else "",
+                dimension=u.dimension if u else None,
+                factor=u.factor if u else 1.0,
+                higher_is_better=higher is not False,
+                order=int(order) if order is not None else 100,
+                domain=str(domain) if domain else None,  # type: ignore[arg-type]
             )
             self.keys_by_iri[k.iri] = k
             self.keys[normalise(k.key)] = k
@@ -197,7 +218,9 @@ class Catalog:
         close = difflib.get_close_matches(normalise(text), list(pool), n=limit, cutoff=0.6)
         return list(dict.fromkeys(pool[c] for c in close))
 
-    def resolve(self, text: str, kinds: Iterable[str] | None = None, *, query: str = "", column: int | None = None, what: str = "name") -> Term:
+    def resolve(
+        self, text: str, kinds: Iterable[str] | None = None, *, query: str = "", column: int | None = None, what: str = "name"
+    ) -> Term:
         """The one term a name means, or a typed error with the column and suggestions."""
         kinds = list(kinds) if kinds is not None else None
         found = self.candidates(text, kinds)
@@ -206,9 +229,7 @@ class Catalog:
         if len(found) > 1:
             listing = ", ".join(f"{t.label} ({'/'.join(sorted(t.kinds))})" for t in found)
             raise AmbiguousTermError(f"'{text}' is ambiguous: {listing}", query=query, column=column)
-        raise UnknownTermError(
-            f"unknown {what} '{text}'", query=query, column=column, suggestions=self.suggest(text, kinds)
-        )
+        raise UnknownTermError(f"unknown {what} '{text}'", query=query, column=column, suggestions=self.suggest(text, kinds))
 
     def key(self, text: str, *, query: str = "", column: int | None = None) -> Key:
         found = self.keys.get(normalise(text))
@@ -216,7 +237,9 @@ class Catalog:
             return found
         close = difflib.get_close_matches(normalise(text), list(self.keys), n=3, cutoff=0.5)
         raise UnknownTermError(
-            f"unknown key '{text}'", query=query, column=column,
+            f"unknown key '{text}'",
+            query=query,
+            column=column,
             suggestions=list(dict.fromkeys(self.keys[c].key for c in close)),
         )
 
@@ -239,8 +262,14 @@ class Catalog:
                 else:
                     specs[k.key] = self.label(v) if k.is_object else v
         units = {k.key: k.unit_symbol for k in self.gpu_keys() if k.unit_symbol and k.key in specs}
-        return {"iri": iri, "name": self.label(iri), "specs": specs, "units": units,
-                "cooling": sorted(cooling), "sources": sorted(sources)}
+        return {
+            "iri": iri,
+            "name": self.label(iri),
+            "specs": specs,
+            "units": units,
+            "cooling": sorted(cooling),
+            "sources": sorted(sources),
+        }
 
     def entity_record(self, iri: str, run: Run) -> dict[str, object]:
         term = self.terms[iri]
@@ -258,5 +287,11 @@ class Catalog:
                 value = self.label(v) if isinstance(v, str) and v in self.terms else v
                 if value not in props[name]:
                     props[name].append(value)
-        return {"iri": iri, "name": term.label, "types": sorted(term.kinds), "comment": comment,
-                "properties": dict(props), "sources": sorted(set(sources))}
+        return {
+            "iri": iri,
+            "name": term.label,
+            "types": sorted(term.kinds),
+            "comment": comment,
+            "properties": dict(props),
+            "sources": sorted(set(sources)),
+        }

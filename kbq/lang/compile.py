@@ -136,7 +136,9 @@ class Compiler:
                     using.column,
                 )
             if found:
-                notes.append(f"the {self.cat.label(wanted)} source has no profile for {what}; using {found[0]['authority_label']}")
+                notes.append(
+                    f"the {self.cat.label(wanted)} source has no profile for {what}; using {found[0]['authority_label']}"
+                )
                 pick = [p for p in found if p["authority"] == found[0]["authority"]]
             else:
                 return None, [f"no requirement profile applies to {what}"]
@@ -151,8 +153,8 @@ class Compiler:
 
     def profile(self, row: dict[str, object]) -> Profile:
         prio = self.run(
-            PREFIXES
-            + f"SELECT ?rank ?attr WHERE {{ {terms.iri(str(row['iri']))} kbq:priority ?s . ?s kbq:rank ?rank ; kbq:attribute ?attr }} ORDER BY ?rank ?attr"
+            PREFIXES + f"SELECT ?rank ?attr WHERE {{ {terms.iri(str(row['iri']))} kbq:priority ?s ."
+            " ?s kbq:rank ?rank ; kbq:attribute ?attr } ORDER BY ?rank ?attr"
         ).rows
         groups: dict[int, list[Key]] = {}
         for rank, attr in prio:
@@ -160,10 +162,15 @@ class Compiler:
             if key is not None:
                 groups.setdefault(int(rank), []).append(key)  # type: ignore[arg-type]
         return Profile(
-            iri=str(row["iri"]), label=str(row["label"]), authority=str(row["authority"]),
-            authority_label=str(row["authority_label"]), family=str(row["family"]),
-            summary=str(row["summary"] or ""), reason=str(row["reason"] or ""),
-            multi_gpu=str(row["multi_gpu"] or ""), source=str(row["source"] or ""),
+            iri=str(row["iri"]),
+            label=str(row["label"]),
+            authority=str(row["authority"]),
+            authority_label=str(row["authority_label"]),
+            family=str(row["family"]),
+            summary=str(row["summary"] or ""),
+            reason=str(row["reason"] or ""),
+            multi_gpu=str(row["multi_gpu"] or ""),
+            source=str(row["source"] or ""),
             groups=tuple(tuple(g) for _, g in sorted(groups.items())),
         )
 
@@ -276,7 +283,9 @@ class Compiler:
             f" && EXISTS {{ ?gpu kbq:formFactor ?ff . {terms.iri(kind.iri)} kbq:acceptsFormFactor ?ff }}",
         )
 
-    def memory_fit(self, workload: Term | None, process: Term | None, precision: ast.Name | None) -> tuple[MemoryFit | None, list[str]]:
+    def memory_fit(
+        self, workload: Term | None, process: Term | None, precision: ast.Name | None
+    ) -> tuple[MemoryFit | None, list[str]]:
         if workload is None or "model" not in workload.kinds:
             if precision is not None:
                 raise self.error("'at PRECISION' needs a model with a parameter count", precision.column)
@@ -300,7 +309,7 @@ class Compiler:
                 raise self.error(f"no memory recipe for {self.cat.label(proc)} at {precision.text}", precision.column)
         else:
             rows = [r for r in rows if r[3] is True] or rows
-        r, label, _prec, _default, gb, params = rows[0]
+        _recipe, label, _prec, _default, gb, params = rows[0]
         fit = MemoryFit(workload.label, str(label), float(params), float(gb))  # type: ignore[arg-type]
         return fit, [
             f"memory: {fit.model} has {fit.params:,.0f} parameters; {fit.recipe} needs {fit.needed_gb:g} GB"
@@ -330,8 +339,10 @@ class Compiler:
         if q.as_of is not None:
             _first, after = self.date_bounds(q.as_of)
             constraints.append(
-                Constraint(f"as of {q.as_of.text}: released before {after}",
-                           f"EXISTS {{ ?gpu kbq:releaseDate ?x FILTER(?x < {terms.date(after)}) }}")
+                Constraint(
+                    f"as of {q.as_of.text}: released before {after}",
+                    f"EXISTS {{ ?gpu kbq:releaseDate ?x FILTER(?x < {terms.date(after)}) }}",
+                )
             )
         # columns: profile attributes, then keys the question mentions, then release and cooling
         shown: list[Key] = [k for g in (profile.groups if profile else ()) for k in g]
@@ -344,7 +355,13 @@ class Compiler:
             raise self.error(f"cannot order by {order_key.key}: it is not a number or date", q.order.key.column)  # type: ignore[union-attr]
         extra = [order_key] if order_key else []
         if q.placement is not None:
-            extra.append(self.cat.keys[normalise("dense_cards" if q.placement.dense or (q.placement.cards or 0) >= self.cat.dense_threshold else "cards")])
+            extra.append(
+                self.cat.keys[
+                    normalise(
+                        "dense_cards" if q.placement.dense or (q.placement.cards or 0) >= self.cat.dense_threshold else "cards"
+                    )
+                ]
+            )
         if not profile:
             extra += [self.cat.keys["memory"], self.cat.keys["bandwidth"]]
         extra.append(self.cat.keys["released"])
@@ -355,7 +372,7 @@ class Compiler:
         body = ["?gpu a kbq:GPU ; rdfs:label ?name ."]
         body += [f"OPTIONAL {{ ?gpu {terms.iri(k.iri)} ?{k.var} }}" for k in shown]
         body.append(
-            "OPTIONAL { SELECT ?gpu (GROUP_CONCAT(DISTINCT ?cl; separator=\", \") AS ?cooling)"
+            'OPTIONAL { SELECT ?gpu (GROUP_CONCAT(DISTINCT ?cl; separator=", ") AS ?cooling)'
             " WHERE { ?gpu kbq:availableCooling ?c . ?c rdfs:label ?cl } GROUP BY ?gpu }"
         )
         if constraints:
@@ -367,7 +384,9 @@ class Compiler:
         order: list[str] = []
         if order_key is not None:
             descending = q.order.descending if q.order.descending is not None else order_key.higher_is_better  # type: ignore[union-attr]
-            order.append(f"{'DESC' if descending else 'ASC'}(?{order_key.var})" if descending else f"ASC(COALESCE(?{order_key.var}, 1e30))")
+            order.append(
+                f"{'DESC' if descending else 'ASC'}(?{order_key.var})" if descending else f"ASC(COALESCE(?{order_key.var}, 1e30))"
+            )
         maxes: list[Key] = []
         if profile is not None:
             for group in profile.groups:
@@ -394,7 +413,12 @@ class Compiler:
             limit = q.limit
         sparql = (
             PREFIXES
-            + "SELECT " + " ".join(select) + "\nWHERE {\n  " + "\n  ".join(body) + "\n}\nORDER BY " + " ".join(order)
+            + "SELECT "
+            + " ".join(select)
+            + "\nWHERE {\n  "
+            + "\n  ".join(body)
+            + "\n}\nORDER BY "
+            + " ".join(order)
             + (f"\nLIMIT {int(limit)}" if limit else "")
         )
         columns = ["gpu", "name"] + [k.key for k in shown] + ["cooling"] + (["needed_gb", "cards_needed"] if fit else [])
@@ -406,13 +430,14 @@ class Compiler:
             kinds = "/".join(sorted(workload.kinds)) if workload else "process"
             explanation.append(f"workload: {what} ({kinds})")
         if profile is not None:
-            inherited = "" if workload and profile.family == workload.iri else f", inherited from {self.cat.label(profile.family)}"
+            inherited = (
+                "" if workload and profile.family == workload.iri else f", inherited from {self.cat.label(profile.family)}"
+            )
             explanation.append(f"profile: {profile.label} ({profile.authority_label}{inherited}): {profile.summary}")
             explanation.append(
                 "method: GPUs meeting every constraint, ordered by the profile's ranks in turn; attributes sharing a "
                 "rank are compared by the sum of each value divided by the largest among the candidates; a missing "
-                "figure ranks last; ties by name"
-                + (f"; first by {order_key.key}" if order_key else "")
+                "figure ranks last; ties by name" + (f"; first by {order_key.key}" if order_key else "")
             )
             if profile.multi_gpu:
                 explanation.append(f"multi-GPU scaling: {profile.multi_gpu}")
@@ -422,8 +447,18 @@ class Compiler:
         explanation += notes + fit_notes
         for c in constraints:
             explanation.append(f"constraint: {c.text}")
-        return Plan("gpus", sparql, columns, units, explanation, constraints, profile, fit, limit=limit,
-                    workload=workload.iri if workload else None)
+        return Plan(
+            "gpus",
+            sparql,
+            columns,
+            units,
+            explanation,
+            constraints,
+            profile,
+            fit,
+            limit=limit,
+            workload=workload.iri if workload else None,
+        )
 
     def list_question(self, q: ast.ListQuestion) -> Plan:
         kind = _LIST_KINDS.get(q.kind)
@@ -432,10 +467,22 @@ class Compiler:
         target = self.resolve(q.target, None) if q.target else None
         pattern, extra_cols = _list_pattern(kind, target)
         if pattern is None:
-            raise self.error(f"{q.kind} for {target.label if target else ''} is not a question kbq can answer", q.target.column if q.target else 1)  # type: ignore[union-attr]
-        sparql = PREFIXES + "SELECT DISTINCT ?item ?name" + "".join(f" ?{c}" for c in extra_cols) + " WHERE {\n  " + pattern + "\n  ?item rdfs:label ?name .\n} ORDER BY ?name"
+            raise self.error(
+                f"{q.kind} for {target.label if target else ''} is not a question kbq can answer",
+                q.target.column if q.target else 1,
+            )  # type: ignore[union-attr]
+        sparql = (
+            PREFIXES
+            + "SELECT DISTINCT ?item ?name"
+            + "".join(f" ?{c}" for c in extra_cols)
+            + " WHERE {\n  "
+            + pattern
+            + "\n  ?item rdfs:label ?name .\n} ORDER BY ?name"
+        )
         explanation = [f"{q.kind} " + (f"for {target.label} ({'/'.join(sorted(target.kinds))})" if target else "(all)")]
-        return Plan("list", sparql, ["item", "name", *extra_cols], explanation=explanation, subject=target.iri if target else None)
+        return Plan(
+            "list", sparql, ["item", "name", *extra_cols], explanation=explanation, subject=target.iri if target else None
+        )
 
     def requirements(self, q: ast.RequirementsQuestion) -> Plan:
         workload, process = self.workload(q.workload)
@@ -466,12 +513,19 @@ class Compiler:
             if prof.multi_gpu:
                 explanation.append(f"  multi-GPU scaling: {prof.multi_gpu}")
             explanation.append(f"  source: {self.cat.label(prof.source)}")
-        return Plan("requirements", sparql, ["profile", "authority", "rank", "key", "attribute"], explanation=explanation,
-                    subject=what.iri if what else None)
+        return Plan(
+            "requirements",
+            sparql,
+            ["profile", "authority", "rank", "key", "attribute"],
+            explanation=explanation,
+            subject=what.iri if what else None,
+        )
 
     def describe(self, q: ast.DescribeQuestion) -> Plan:
         term = self.resolve(q.name, None)
-        sparql = PREFIXES + f"""SELECT ?property ?value ?valueLabel WHERE {{
+        sparql = (
+            PREFIXES
+            + f"""SELECT ?property ?value ?valueLabel WHERE {{
   {terms.iri(term.iri)} ?p ?value .
   OPTIONAL {{ ?p rdfs:label ?pl }}
   OPTIONAL {{ ?value rdfs:label ?vl }}
@@ -479,20 +533,34 @@ class Compiler:
   BIND (COALESCE(?vl, ?value) AS ?valueLabel)
   FILTER (?p NOT IN (owl:sameAs))
 }} ORDER BY ?property ?valueLabel"""
-        return Plan("describe", sparql, ["property", "value", "valueLabel"], subject=term.iri,
-                    explanation=[f"{term.label}: {'/'.join(sorted(term.kinds))}"])
+        )
+        return Plan(
+            "describe",
+            sparql,
+            ["property", "value", "valueLabel"],
+            subject=term.iri,
+            explanation=[f"{term.label}: {'/'.join(sorted(term.kinds))}"],
+        )
 
     def compare(self, q: ast.CompareQuestion) -> Plan:
         gpus = [self.resolve(n, {"gpu"}, "GPU") for n in q.names]
         values = " ".join(terms.iri(g.iri) for g in gpus)
-        sparql = PREFIXES + f"""SELECT ?gpu ?p ?value ?valueLabel WHERE {{
+        sparql = (
+            PREFIXES
+            + f"""SELECT ?gpu ?p ?value ?valueLabel WHERE {{
   VALUES ?gpu {{ {values} }}
   ?gpu ?p ?value .
   OPTIONAL {{ ?value rdfs:label ?vl }}
   BIND (COALESCE(?vl, ?value) AS ?valueLabel)
 }}"""
-        return Plan("compare", sparql, ["attribute", *[g.label for g in gpus]], compare=[g.iri for g in gpus],
-                    explanation=[f"compare: {', '.join(g.label for g in gpus)}"])
+        )
+        return Plan(
+            "compare",
+            sparql,
+            ["attribute", *[g.label for g in gpus]],
+            compare=[g.iri for g in gpus],
+            explanation=[f"compare: {', '.join(g.label for g in gpus)}"],
+        )
 
     def why(self, q: ast.WhyQuestion) -> Plan:
         gpu = self.resolve(q.gpu, {"gpu"}, "GPU")
@@ -517,15 +585,28 @@ class Compiler:
 
 
 _KIND_BY_CLASS = {
-    "cooling": KBQ_NS + "CoolingType", "vendor": KBQ_NS + "Vendor", "architecture": KBQ_NS + "Architecture",
+    "cooling": KBQ_NS + "CoolingType",
+    "vendor": KBQ_NS + "Vendor",
+    "architecture": KBQ_NS + "Architecture",
     "form": KBQ_NS + "FormFactor",
 }
 
 _LIST_KINDS = {
-    "frameworks": "framework", "framework": "framework", "sdks": "sdk", "sdk": "sdk",
-    "applications": "application", "application": "application", "apps": "application",
-    "algorithms": "family", "algorithm": "family", "models": "model", "platforms": "platform",
-    "vendors": "vendor", "architectures": "architecture", "keys": "key", "units": "unit",
+    "frameworks": "framework",
+    "framework": "framework",
+    "sdks": "sdk",
+    "sdk": "sdk",
+    "applications": "application",
+    "application": "application",
+    "apps": "application",
+    "algorithms": "family",
+    "algorithm": "family",
+    "models": "model",
+    "platforms": "platform",
+    "vendors": "vendor",
+    "architectures": "architecture",
+    "keys": "key",
+    "units": "unit",
 }
 
 
@@ -537,7 +618,10 @@ def _families(target: Term) -> str:
     if "model" in target.kinds:
         return f"{t} a ?f . ?f rdfs:subClassOf kbq:Algorithm ."
     if "application" in target.kinds:
-        return f"{t} kbq:usesAlgorithm ?f0 . {{ BIND(?f0 AS ?f) }} UNION {{ ?f0 rdfs:subClassOf ?f . ?f rdfs:subClassOf kbq:Algorithm }}"
+        return (
+            f"{t} kbq:usesAlgorithm ?f0 . {{ BIND(?f0 AS ?f) }}"
+            " UNION { ?f0 rdfs:subClassOf ?f . ?f rdfs:subClassOf kbq:Algorithm }"
+        )
     if "area" in target.kinds:
         return f"?app kbq:inArea {t} ; kbq:usesAlgorithm ?f ."
     return ""

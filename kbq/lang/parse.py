@@ -8,7 +8,7 @@ from functools import lru_cache
 from typing import Any
 
 from lark import Lark, Token, Transformer, v_args
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
 from kbq import resources
 from kbq.errors import KbqSyntaxError
@@ -18,21 +18,52 @@ MAX_QUESTION = 2000
 
 # Friendly names for terminals in "expected ..." lists.
 _TERMINAL_WORDS = {
-    "GPU_WORD": "gpu", "FOR": "for", "OF": "of", "ON": "on", "IN": "in", "WHERE": "where",
-    "AS": "as", "ORDER": "order", "BY": "by", "LIMIT": "limit", "USING": "using", "AT": "at",
-    "AND": "and", "OR": "or", "NOT": "not", "WORD": "a name", "NUMBER": "a number",
-    "DATE": "a date (YYYY-MM)", "COMPARATOR": "a comparison (= != < <= > >=)", "CHASSIS": "chassis",
-    "CARDS": "a card count (9-card)", "DENSE": "dense", "LPAR": "(", "RPAR": ")", "COMMA": ",",
-    "ASC": "asc", "DESC": "desc", "VS": "vs", "$END": "end of question", "LIST_WORD": "frameworks",
-    "BEST": "best", "TOP": "top", "A": "a", "AN": "an",
+    "GPU_WORD": "gpu",
+    "FOR": "for",
+    "OF": "of",
+    "ON": "on",
+    "IN": "in",
+    "WHERE": "where",
+    "AS": "as",
+    "ORDER": "order",
+    "BY": "by",
+    "LIMIT": "limit",
+    "USING": "using",
+    "AT": "at",
+    "AND": "and",
+    "OR": "or",
+    "NOT": "not",
+    "WORD": "a name",
+    "NUMBER": "a number",
+    "DATE": "a date (YYYY-MM)",
+    "COMPARATOR": "a comparison (= != < <= > >=)",
+    "CHASSIS": "chassis",
+    "CARDS": "a card count (9-card)",
+    "DENSE": "dense",
+    "LPAR": "(",
+    "RPAR": ")",
+    "COMMA": ",",
+    "ASC": "asc",
+    "DESC": "desc",
+    "VS": "vs",
+    "$END": "end of question",
+    "LIST_WORD": "frameworks",
+    "BEST": "best",
+    "TOP": "top",
+    "A": "a",
+    "AN": "an",
 }
 
 
 @lru_cache(maxsize=1)
 def parser() -> Lark:
-    return Lark.open(
-        str(resources.grammar_file()), parser="lalr", lexer="contextual", cache=True, propagate_positions=True
-    )
+    return Lark.open(str(resources.grammar_file()), parser="lalr", lexer="contextual", cache=True, propagate_positions=True)
+
+
+def _whole(token: Token) -> int:
+    if not str(token).isdigit():
+        raise KbqSyntaxError(f"'{token}' is not a whole number", column=token.column)
+    return int(str(token))
 
 
 def _name(tokens: list[Token]) -> ast.Name:
@@ -61,7 +92,7 @@ class _ToAst(Transformer[Token, Any]):
         return ("best", True)
 
     def top(self, items: list[Token]) -> tuple[str, Any]:
-        return ("top", int(items[1]))
+        return ("top", _whole(items[1]))
 
     def placement(self, items: list[Token]) -> tuple[str, Any]:
         types = {t.type: t for t in items}
@@ -81,7 +112,7 @@ class _ToAst(Transformer[Token, Any]):
         return ("order", ast.Order(items[2], direction))
 
     def limit(self, items: list[Token]) -> tuple[str, Any]:
-        return ("limit", int(float(str(items[1]))))
+        return ("limit", _whole(items[1]))
 
     def using(self, items: list[Any]) -> tuple[str, Any]:
         return ("using", items[1])
@@ -155,6 +186,8 @@ def parse(text: str) -> ast.Question:
     except UnexpectedToken as exc:
         found = "end of question" if exc.token.type == "$END" else f"'{exc.token}'"
         column = exc.column if isinstance(exc.column, int) and exc.column > 0 else len(text) + 1
+        if exc.token.type == "$END":
+            column = len(text.rstrip()) + 1
         raise KbqSyntaxError(f"unexpected {found}", query=text, column=column, expected=_expected(exc)) from None
     except UnexpectedCharacters as exc:
         raise KbqSyntaxError(
@@ -162,10 +195,8 @@ def parse(text: str) -> ast.Question:
         ) from None
     except UnexpectedEOF as exc:
         raise KbqSyntaxError("the question ends too early", query=text, column=len(text) + 1, expected=_expected(exc)) from None
-    except KbqSyntaxError as exc:
-        raise KbqSyntaxError(exc.message, query=text, column=1) from None
-    except Exception as exc:  # lark wraps transformer errors in VisitError
-        inner = getattr(exc, "orig_exc", None)
+    except VisitError as exc:  # a check inside the transformer failed
+        inner = exc.orig_exc
         if isinstance(inner, KbqSyntaxError):
-            raise KbqSyntaxError(inner.message, query=text, column=1) from None
+            raise KbqSyntaxError(inner.message, query=text, column=inner.column or 1) from None
         raise

@@ -29,19 +29,15 @@ class Result:
     units: dict[str, str] = field(default_factory=dict)
 
 
-def compile_question(text: str, catalog: Catalog, run: Run | None = None) -> Plan:
-    def no_lookups(_q: str) -> object:
-        raise RuntimeError("compile needs the KB for look-ups")
-
-    return Compiler(catalog, run or no_lookups, text).compile(parse(text))  # type: ignore[arg-type]
+def compile_question(text: str, catalog: Catalog, run: Run) -> Plan:
+    """Parse and compile; `run` answers the compiler's small look-ups (profiles, memory needs)."""
+    return Compiler(catalog, run, text).compile(parse(text))
 
 
 def _constraint_table(plan: Plan, run: Run) -> list[list[Value]]:
     """For every GPU: its name and whether it meets each constraint."""
     checks = " ".join(f"(EXISTS {{ FILTER({c.sparql}) }} AS ?c{i})" for i, c in enumerate(plan.constraints))
-    return run(
-        PREFIXES + f"SELECT ?gpu ?name {checks} WHERE {{ ?gpu a kbq:GPU ; rdfs:label ?name }} ORDER BY ?name"
-    ).rows
+    return run(PREFIXES + f"SELECT ?gpu ?name {checks} WHERE {{ ?gpu a kbq:GPU ; rdfs:label ?name }} ORDER BY ?name").rows
 
 
 def _removed(plan: Plan, run: Run) -> list[list[Value]]:
@@ -70,16 +66,16 @@ def _emptied_by(plan: Plan, run: Run) -> str:
 
 def _label_rows(rows: list[list[Value]], catalog: Catalog, skip: int = 1) -> list[list[Value]]:
     """IRIs the catalog knows become labels, except in the first `skip` columns."""
-    return [row[:skip] + [catalog.label(v) if isinstance(v, str) and v in catalog.terms else v for v in row[skip:]] for row in rows]
+    return [
+        row[:skip] + [catalog.label(v) if isinstance(v, str) and v in catalog.terms else v for v in row[skip:]] for row in rows
+    ]
 
 
 def _describe(plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run) -> list[list[Value]]:
     out = []
     seen = set()
     for prop, value, label in rows:
-        if str(prop).startswith("http://www.w3.org/") and str(prop) not in (
-            "http://www.w3.org/1999/02/22-rdf-syntax-ns#type",
-        ):
+        if str(prop).startswith("http://www.w3.org/") and str(prop) not in ("http://www.w3.org/1999/02/22-rdf-syntax-ns#type",):
             continue
         shown = catalog.label(value) if isinstance(value, str) and value in catalog.terms else label
         if isinstance(value, str) and value.startswith("_:"):
@@ -183,8 +179,14 @@ def run_question(text: str, catalog: Catalog, run: Run, *, explain: bool = False
     elif plan.kind == "requirements":
         rows = [list(r) for r in rows]
     return Result(
-        question=text, kind=plan.kind, columns=columns, rows=rows, sparql=plan.sparql,
-        explanation=explanation, removed=removed, units=plan.units,
+        question=text,
+        kind=plan.kind,
+        columns=columns,
+        rows=rows,
+        sparql=plan.sparql,
+        explanation=explanation,
+        removed=removed,
+        units=plan.units,
     )
 
 

@@ -1,0 +1,136 @@
+"""The `kbq` command through a real subprocess, and every README example."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def kbq(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "kbq", *args], capture_output=True, text=True, timeout=120, cwd=cwd, env=dict(os.environ)
+    )
+
+
+def test_question_prints_a_table_and_the_explanation() -> None:
+    run = kbq("best gpu for bert on dense 9-card chassis as of 2020-03")
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[0].startswith("name") and "memory (GB)" in lines[0]
+    assert lines[2].startswith("Quadro RTX 8000")
+    assert "profile: seed Transformer profile" in run.stdout
+    assert "\x1b[" not in run.stdout
+
+
+def test_json_and_csv_formats() -> None:
+    data = json.loads(kbq("frameworks for rnn", "--format", "json").stdout)
+    assert data["kind"] == "list" and "PyTorch" in [r[1] for r in data["rows"]]
+    rows = list(csv.reader(io.StringIO(kbq("sdks for inference", "--format", "csv").stdout)))
+    assert rows[0] == ["item", "name", "role"] and {r[1] for r in rows[1:]} == {"TensorRT", "DALI"}
+
+
+def test_sparql_flag_prints_the_compiled_query() -> None:
+    run = kbq("gpu for lstm where cooling=blower", "--sparql")
+    assert run.returncode == 0 and run.stdout.lstrip().startswith("PREFIX") and "ORDER BY" in run.stdout
+
+
+def test_raw_sparql_subcommand() -> None:
+    run = kbq("sparql", "SELECT (COUNT(*) AS ?n) WHERE { ?g a <https://kbq.dev/ontology#GPU> }", "--format", "json")
+    assert json.loads(run.stdout)["rows"][0][0] >= 30
+
+
+def test_syntax_error_shows_caret_expected_and_exit_2() -> None:
+    run = kbq("gpu for lstm where memory >")
+    assert run.returncode == 2 and run.stdout == ""
+    lines = run.stderr.splitlines()
+    assert lines[0] == "  gpu for lstm where memory >"
+    assert lines[1].index("^") == lines[0].index(">") + 1
+    assert "expected:" in run.stderr and "Traceback" not in run.stderr
+
+
+def test_unknown_word_suggests_and_exits_2() -> None:
+    run = kbq("frameworks for lstn")
+    assert run.returncode == 2 and "did you mean LSTM?" in run.stderr
+
+
+def test_no_result_exits_1_and_names_the_constraint() -> None:
+    run = kbq("gpus where vendor = amd and cooling = blower")
+    assert run.returncode == 1 and "'cooling = blower'" in run.stderr
+
+
+def test_explain_lists_removed() -> None:
+    run = kbq("gpu for lstm where cooling=blower as of 2020-03", "--explain")
+    assert "removed:" in run.stdout and "NVIDIA TITAN RTX" in run.stdout.split("removed:")[1]
+
+
+def test_overlay_flag(tmp_path: Path) -> None:
+    overlay = tmp_path / "prices.ttl"
+    overlay.write_text(
+        "@prefix kbq: <https://kbq.dev/ontology#> . @prefix kb: <https://kbq.dev/kb/> .\n"
+        "@prefix skos: <http://www.w3.org/2004/02/skos/core#> .\n"
+        'kb:QuadroRTX8000 skos:altLabel "our nlp box card" .\n'
+    )
+    run = kbq("describe our nlp box card", "--kb", str(overlay))
+    assert run.returncode == 0 and "Quadro RTX 8000" in run.stdout
+
+
+def test_help_and_version() -> None:
+    run = kbq("--help")
+    assert run.returncode == 0 and "examples:" in run.stdout
+    assert kbq("--version").stdout.startswith("kbq ")
+
+
+def test_build_reports_counts_and_time() -> None:
+    run = kbq("build")
+    assert run.returncode == 0
+    assert re.search(r"\d+ triples asserted, \d+ inferred .* build \d+\.\d+ s", run.stdout)
+
+
+def test_shell_answers_from_standard_input() -> None:
+    run = subprocess.run(
+        [sys.executable, "-m", "kbq", "shell"],
+        input="frameworks for cnn\nbad ( question\nquit\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ),
+    )
+    assert run.returncode == 0 and "TensorFlow" in run.stdout and "error" in run.stderr
+
+
+def test_console_script_entry_point_starts() -> None:
+    from importlib.metadata import entry_points
+
+    (script,) = [e for e in entry_points(group="console_scripts") if e.name == "kbq"]
+    assert script.load().__name__ == "main"
+
+
+def readme_commands() -> list[list[str]]:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    found = []
+    for line in text.splitlines():
+        for chunk in re.findall(r'kbq "[^"]+"(?: --[a-z]+(?: [a-z]+)?)*', line):
+            found.append(shlex.split(chunk)[1:])
+    return found
+
+
+@pytest.mark.parametrize("args", readme_commands(), ids=lambda a: a[0][:40])
+def test_every_readme_example_runs(args: list[str]) -> None:
+    run = kbq(*args)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip()
+
+
+def test_readme_has_examples() -> None:
+    assert len(readme_commands()) >= 15

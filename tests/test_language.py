@@ -1,0 +1,232 @@
+"""The kbq language: the seed's answers, names, keys and units from the KB, safe SPARQL,
+errors with columns, and property tests that bad input only raises the documented errors."""
+
+from __future__ import annotations
+
+import pyoxigraph
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_golden import QUESTIONS
+
+from kbq.errors import AmbiguousTermError, KbqError, KbqSyntaxError, NoResultError, QueryError, UnknownTermError
+from kbq.lang.parse import parse
+
+
+def names(answer) -> list[str]:  # type: ignore[no-untyped-def]
+    return [row[1] for row in answer.rows]
+
+
+def test_seed_best_gpu_for_bert_on_a_dense_9_card_chassis(kb) -> None:
+    answer = kb.answer("best gpu for bert on dense 9-card chassis as of 2020-03")
+    assert names(answer) == ["Quadro RTX 8000"]
+    assert answer.explanation[0] == "best: Quadro RTX 8000"
+    assert any("Transformer" in line for line in answer.explanation)
+
+
+def test_seed_lstm_blower_ranks_no_open_air_card_and_bandwidth_memory_first(kb) -> None:
+    answer = kb.answer("gpu for lstm where cooling=blower as of 2020-03")
+    col = {c: i for i, c in enumerate(answer.columns)}
+    assert "NVIDIA TITAN RTX" not in names(answer)
+    assert all("blower" in row[col["cooling"]] for row in answer.rows)
+    assert answer.columns[2:4] == ["memory", "bandwidth"] or answer.columns[2:4] == ["bandwidth", "memory"]
+    bw = [r[col["bandwidth"]] or 0 for r in answer.rows]
+    mem = [r[col["memory"]] or 0 for r in answer.rows]
+    scores = [b / max(bw) + m / max(mem) for b, m in zip(bw, mem, strict=True)]
+    assert scores == sorted(scores, reverse=True)
+    assert all(row[col["released"]] < "2020-04-01" for row in answer.rows)
+
+
+def test_without_as_of_todays_gpus_are_ranked_by_the_same_rules(kb) -> None:
+    today = kb.answer("gpu for lstm where cooling=blower")
+    assert any(str(row[answer_col(today, "released")]) >= "2020-04-01" for row in today.rows)
+    assert "NVIDIA TITAN RTX" not in names(today)
+
+
+def answer_col(answer, name: str) -> int:  # type: ignore[no-untyped-def]
+    return answer.columns.index(name)
+
+
+@pytest.mark.parametrize("spelling", ["2080ti", "RTX 2080 Ti", "rtx-2080-ti", "GeForce RTX 2080 Ti", "2080 ti"])
+def test_names_ignore_case_spaces_and_hyphens(kb, spelling: str) -> None:
+    assert kb.catalog.resolve(spelling, {"gpu"}).iri == "https://kbq.dev/kb/RTX2080Ti"
+
+
+def test_workload_forms(kb) -> None:
+    for question in [
+        "gpu for resnet-50 training",
+        "gpu for inference of bert-large",
+        "gpu for bert-large inference",
+        "gpu for machine translation",
+        "gpu for training",
+    ]:
+        assert kb.answer(question).rows, question
+
+
+def test_memory_fit_columns(kb) -> None:
+    answer = kb.answer("gpu for llama 2 70b inference")
+    col = answer.columns.index("cards_needed")
+    mem = answer.columns.index("memory")
+    assert answer.columns[-2:] == ["needed_gb", "cards_needed"]
+    assert all(row[col] == -(-140 // row[mem]) for row in answer.rows if row[mem])
+
+
+def test_placement_constrains_cards_cooling_and_form_factor(kb) -> None:
+    answer = kb.answer("gpu for cnn on a 4-gpu workstation")
+    assert all(row[answer.columns.index("cards")] >= 4 for row in answer.rows)
+    assert "NVIDIA H100 SXM5" not in names(answer)
+    server = kb.answer("gpu for cnn in an 8-card server")
+    assert "NVIDIA H100 SXM5" in names(server)
+    assert "NVIDIA TITAN RTX" not in names(server)
+
+
+def test_using_chooses_the_profile(kb) -> None:
+    seed = kb.answer("gpu for bert as of 2020-03")
+    dettmers = kb.answer("gpu for bert as of 2020-03 using dettmers")
+    assert any("seed Transformer profile" in line for line in seed.explanation)
+    assert any("Dettmers" in line for line in dettmers.explanation)
+    assert names(seed) != names(dettmers)
+
+
+def test_explain_lists_removed_gpus_with_reasons(kb) -> None:
+    answer = kb.answer("gpu for lstm where cooling=blower as of 2020-03", explain=True)
+    removed = {row[1]: row[2] for row in answer.removed}
+    assert "cooling = blower" in removed["NVIDIA TITAN RTX"]
+    assert "as of 2020-03" in removed["NVIDIA H100 SXM5"]
+
+
+def test_no_result_names_the_constraint(kb) -> None:
+    with pytest.raises(NoResultError, match="'cooling = blower'"):
+        kb.answer("gpus where vendor = amd and cooling = blower")
+
+
+def test_error_column_and_suggestion(kb) -> None:
+    with pytest.raises(UnknownTermError) as info:
+        kb.answer("gpu for lstn where cooling=blower")
+    assert info.value.column == 9 and info.value.suggestions == ["LSTM"]
+    rendered = info.value.render().splitlines()
+    assert rendered[0] == "  gpu for lstn where cooling=blower"
+    assert rendered[1] == "  " + " " * 8 + "^"
+    with pytest.raises(UnknownTermError) as info:
+        kb.answer("gpus where cooling = blowr")
+    assert info.value.suggestions == ["blower"]
+
+
+def test_ambiguous_name_lists_candidates(kb, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from kbq import KnowledgeBase
+
+    overlay = tmp_path / "twin.ttl"
+    overlay.write_text(
+        "@prefix kbq: <https://kbq.dev/ontology#> . @prefix kb: <https://kbq.dev/kb/> .\n"
+        "@prefix skos: <http://www.w3.org/2004/02/skos/core#> .\n"
+        'kb:ResNet50 skos:altLabel "twin" . kb:BERTLarge skos:altLabel "twin" .\n'
+    )
+    with pytest.raises(AmbiguousTermError, match=r"ResNet-50.*BERT-large|BERT-large.*ResNet-50"):
+        KnowledgeBase.load(overlay).answer("gpu for twin")
+
+
+@pytest.mark.parametrize("question", QUESTIONS)
+def test_every_compiled_question_is_valid_sparql(kb, question: str) -> None:
+    try:
+        sparql = kb.compile(question)
+    except KbqError:
+        return
+    pyoxigraph.Store().query(sparql)  # raises SyntaxError if the SPARQL is malformed
+
+
+def test_user_text_never_reaches_sparql_raw(kb) -> None:
+    sparql = kb.compile("gpus where memory_type = gddr6")
+    assert '"gddr6"' in sparql
+    with pytest.raises(QueryError):
+        kb.compile('gpus where memory_type = x"}) }')
+
+
+def test_parse_keeps_columns() -> None:
+    q = parse("gpu for lstm where cooling=blower")
+    assert q.workload.name.column == 9  # type: ignore[union-attr]
+    assert q.where.value.column == 28  # type: ignore[union-attr]
+
+
+WORDS = st.sampled_from(
+    [
+        "gpu",
+        "gpus",
+        "for",
+        "lstm",
+        "bert",
+        "where",
+        "memory",
+        ">=",
+        "24gb",
+        "and",
+        "or",
+        "not",
+        "(",
+        ")",
+        "=",
+        "blower",
+        "on",
+        "dense",
+        "9-card",
+        "chassis",
+        "order",
+        "by",
+        "limit",
+        "5",
+        "as",
+        "of",
+        "2020-03",
+        "compare",
+        "and",
+        "why",
+        "describe",
+        "in",
+        ",",
+        "frameworks",
+        "best",
+        "top",
+        "using",
+        "dettmers",
+        "at",
+        "int4",
+        '"',
+        "'",
+        "}",
+        "{",
+        "?x",
+    ]
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(WORDS, min_size=0, max_size=12).map(" ".join))
+def test_random_word_salad_only_raises_documented_errors(kb, text: str) -> None:
+    try:
+        kb.answer(text)
+    except KbqError:
+        pass
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(max_size=60))
+def test_random_text_only_raises_documented_errors(kb, text: str) -> None:
+    try:
+        kb.answer(text)
+    except KbqError:
+        pass
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(QUESTIONS), st.integers(min_value=0, max_value=80), st.sampled_from(["", "x", "(", "=", " and", "9", "-"]))
+def test_mutated_golden_questions_only_raise_documented_errors(kb, question: str, at: int, insert: str) -> None:
+    mutated = question[:at] + insert + question[at + 1 :]
+    try:
+        kb.answer(mutated)
+    except KbqError:
+        pass
+
+
+def test_syntax_errors_are_kbq_syntax_errors() -> None:
+    for bad in ["", "gpu for", "gpus where memory >", "compare a", "limit 5"]:
+        with pytest.raises(KbqSyntaxError):
+            parse(bad)
