@@ -1,8 +1,8 @@
 """Inference as a pure step: infer(asserted) -> inferred triples, never in place.
 
 OWL-RL closure (the Rust engine `reasonable` by default, `owlrl` as the reference) and the
-SPARQL CONSTRUCT rules of ontology/rules/ are applied in turn until nothing new appears.
-Build-time only.
+SPARQL CONSTRUCT rules of ontology/rules/ are applied in turn until nothing new appears;
+then the SELECT checks of ontology/checks/ look for contradictions. Build-time only.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pyoxigraph as ox
 import rdflib
-from rdflib import OWL, RDF, RDFS, XSD, BNode, Literal, URIRef
+from rdflib import OWL, RDF, RDFS, XSD, Literal, URIRef
 
 from kbq.errors import InconsistencyError, KnowledgeFileError
+from kbq.loader import Triple, from_ox, to_ox
 
-Triple = tuple[rdflib.term.Node, rdflib.term.Node, rdflib.term.Node]
 MAX_ROUNDS = 20
 _BUILTIN = (
     "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
@@ -29,6 +29,7 @@ _BUILTIN = (
 )
 _REFLEXIVE_SCHEMA = {RDFS.subClassOf, RDFS.subPropertyOf, OWL.equivalentClass, OWL.equivalentProperty, OWL.sameAs}
 _TOP_SCHEMA = {RDFS.subClassOf, RDFS.domain, RDFS.range}
+_TYPE, _THING, _NOTHING, _XSD_STRING = RDF.type, OWL.Thing, OWL.Nothing, XSD.string
 
 
 class Engine(StrEnum):
@@ -53,61 +54,41 @@ def normalise(triple: Triple) -> Triple | None:
     become plain literals, which RDF 1.1 says are the same term (`reasonable` types them all).
     """
     s, p, o = triple
-    if isinstance(s, Literal) or s == OWL.Nothing:
+    if isinstance(s, Literal) or s == _NOTHING:
         return None
     if isinstance(s, URIRef) and str(s).startswith(_BUILTIN):
         return None
     if s == o and p in _REFLEXIVE_SCHEMA:
         return None
-    if o == OWL.Thing and (p == RDF.type or p in _TOP_SCHEMA):
+    if o == _THING and (p == _TYPE or p in _TOP_SCHEMA):
         return None
-    if isinstance(o, Literal) and o.datatype == XSD.string:
+    if isinstance(o, Literal) and o.datatype == _XSD_STRING:
         o = Literal(str(o))
     return (s, p, o)
 
 
-def _closure(triples: set[Triple], engine: Engine) -> set[Triple]:
-    if engine is Engine.REASONABLE:
-        import reasonable
+class _Closure:
+    """An OWL-RL engine fed triples in batches; each call returns the whole closure so far."""
 
-        reasoner = reasonable.PyReasoner()
-        reasoner.from_graph(list(triples))
-        produced: Iterable[Triple] = reasoner.reason()
-    else:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        if engine is Engine.REASONABLE:
+            import reasonable
+
+            self._reasoner = reasonable.PyReasoner()
+        else:
+            self._graph = rdflib.Graph()
+
+    def add(self, triples: Iterable[Triple]) -> Iterable[Triple]:
+        if self.engine is Engine.REASONABLE:
+            self._reasoner.from_graph(list(triples))  # appends; the next reason() is incremental
+            return self._reasoner.reason()  # type: ignore[no-any-return]
         import owlrl
 
-        graph = rdflib.Graph()
         for t in triples:
-            graph.add(t)
-        owlrl.DeductiveClosure(owlrl.OWLRL_Semantics).expand(graph)
-        produced = graph
-    out = {n for t in produced if (n := normalise(t)) is not None}
-    return out | triples
-
-
-def to_ox(term: rdflib.term.Node) -> ox.NamedNode | ox.BlankNode | ox.Literal:
-    if isinstance(term, URIRef):
-        return ox.NamedNode(str(term))
-    if isinstance(term, BNode):
-        return ox.BlankNode(str(term))
-    assert isinstance(term, Literal)
-    if term.language:
-        return ox.Literal(str(term), language=term.language)
-    if term.datatype:
-        return ox.Literal(str(term), datatype=ox.NamedNode(str(term.datatype)))
-    return ox.Literal(str(term))
-
-
-def _from_ox(term: object) -> rdflib.term.Node:
-    if isinstance(term, ox.NamedNode):
-        return URIRef(term.value)
-    if isinstance(term, ox.BlankNode):
-        return BNode(term.value)
-    assert isinstance(term, ox.Literal)
-    if term.language:
-        return Literal(term.value, lang=term.language)
-    dt = term.datatype.value
-    return Literal(term.value) if dt == str(XSD.string) else Literal(term.value, datatype=URIRef(dt))
+            self._graph.add(t)
+        owlrl.DeductiveClosure(owlrl.OWLRL_Semantics).expand(self._graph)
+        return self._graph
 
 
 def load_rules(paths: list[Path]) -> list[tuple[Path, str]]:
@@ -122,28 +103,22 @@ def load_rules(paths: list[Path]) -> list[tuple[Path, str]]:
     return rules
 
 
-def _store(triples: set[Triple]) -> ox.Store:
-    store = ox.Store()
+def _add(store: ox.Store, triples: Iterable[Triple]) -> None:
     store.bulk_extend(ox.Quad(to_ox(s), to_ox(p), to_ox(o)) for s, p, o in triples)
-    return store
 
 
-def _apply_rules(triples: set[Triple], rules: list[tuple[Path, str]]) -> set[Triple]:
-    store = _store(triples)
+def _apply_rules(store: ox.Store, rules: list[tuple[Path, str]], known: set[Triple]) -> set[Triple]:
     derived: set[Triple] = set()
     for _path, text in rules:
         for t in store.query(text):
-            triple = (_from_ox(t.subject), _from_ox(t.predicate), _from_ox(t.object))
-            if (n := normalise(triple)) is not None:
+            triple = (from_ox(t.subject), from_ox(t.predicate), from_ox(t.object))
+            if triple not in known and (n := normalise(triple)) is not None and n not in known:
                 derived.add(n)
-    return derived - triples
+    return derived
 
 
-def check_consistency(triples: set[Triple], checks: list[tuple[Path, str]]) -> None:
+def check_consistency(store: ox.Store, checks: list[tuple[Path, str]]) -> None:
     """Run the inconsistency checks (SELECT ?subject ?message); raise listing every finding."""
-    if not checks:
-        return
-    store = _store(triples)
     found = []
     for path, text in checks:
         for row in store.query(text):
@@ -153,7 +128,7 @@ def check_consistency(triples: set[Triple], checks: list[tuple[Path, str]]) -> N
 
 
 def infer(
-    asserted: rdflib.Graph,
+    asserted: Iterable[Triple],
     rule_paths: list[Path],
     *,
     engine: Engine = Engine.REASONABLE,
@@ -163,14 +138,21 @@ def infer(
     start = time.perf_counter()
     base = {n for t in asserted if (n := normalise(t)) is not None}
     rules = load_rules(rule_paths)
-    current = set(base)
+    closure = _Closure(engine)
+    known = set(base)
+    store = ox.Store()
+    _add(store, base)
+    pending: set[Triple] = base
     rounds = 0
     while rounds < MAX_ROUNDS:
         rounds += 1
-        current = _closure(current, engine)
-        new = _apply_rules(current, rules)
-        if not new:
+        new = {n for t in closure.add(pending) if t not in known and (n := normalise(t)) is not None and n not in known}
+        known |= new
+        _add(store, new)
+        pending = _apply_rules(store, rules, known)
+        if not pending:
             break
-        current |= new
-    check_consistency(current, load_rules(checks or []))
-    return Inference(inferred=current - base, rounds=rounds, seconds=time.perf_counter() - start)
+        known |= pending
+        _add(store, pending)
+    check_consistency(store, load_rules(checks or []))
+    return Inference(inferred=known - base, rounds=rounds, seconds=time.perf_counter() - start)

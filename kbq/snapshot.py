@@ -120,16 +120,16 @@ def build(
     if validate:
         say("kbq: validating against the SHACL shapes")
         validate_graph(loaded)
-    say(f"kbq: reasoning ({engine}) over {len(loaded.graph)} triples")
-    inference = reason.infer(loaded.graph, resources.rule_files(), engine=reason.Engine(engine), checks=resources.check_files())
+    say(f"kbq: reasoning ({engine}) over {len(loaded.triples)} triples")
+    inference = reason.infer(loaded.triples, resources.rule_files(), engine=reason.Engine(engine), checks=resources.check_files())
     key = path.name.removeprefix("snapshot-")
     tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
     tmp.parent.mkdir(parents=True, exist_ok=True)
     store = ox.Store(str(tmp))
     asserted_graph = ox.NamedNode(resources.ASSERTED_GRAPH)
     inferred_graph = ox.NamedNode(resources.INFERRED_GRAPH)
-    to_ox = reason.to_ox
-    store.bulk_extend(ox.Quad(to_ox(s), to_ox(p), to_ox(o), asserted_graph) for s, p, o in loaded.graph)
+    to_ox = loader.to_ox
+    store.bulk_extend(ox.Quad(t.subject, t.predicate, t.object, asserted_graph) for t in loaded.ox_triples)
     store.bulk_extend(ox.Quad(to_ox(s), to_ox(p), to_ox(o), inferred_graph) for s, p, o in inference.inferred)
     store.flush()
     del store
@@ -137,7 +137,7 @@ def build(
         path=str(path),
         key=key,
         engine=engine,
-        asserted=len(loaded.graph),
+        asserted=len(loaded.triples),
         inferred=len(inference.inferred),
         rounds=inference.rounds,
         reason_seconds=round(inference.seconds, 3),

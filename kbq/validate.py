@@ -34,7 +34,7 @@ def violations(loaded: LoadedKnowledge, shapes: Path | None = None) -> list[Viol
         focus = report.value(result, SH.focusNode)
         path = report.value(result, SH.resultPath)
         message = report.value(result, SH.resultMessage)
-        files = tuple(sorted(loaded.subject_files.get(focus, ()))) if focus is not None else ()
+        files = loaded.files_of(focus) if focus is not None else ()
         found.append(
             Violation(
                 subject=_short(focus) if focus is not None else "?",

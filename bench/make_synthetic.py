@@ -1,0 +1,50 @@
+"""Write a synthetic KB N times the shipped one: every kb/ file copied N-1 more times with its
+kb: IRIs (and blank nodes) renamed per copy, over the same ontology. Used by bench_build.py.
+
+Run: python bench/make_synthetic.py 100 /tmp/kbq-synthetic.nt
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pyoxigraph as ox
+
+from kbq import resources
+
+KBQ = resources.KBQ_NS
+RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
+# Entities that a bigger KB has more of; shared vocabulary (units, profiles, recipes,
+# vendors, cooling types ...) is not copied, as a real KB would not repeat it.
+COPIED = {KBQ + c for c in ("GPU", "BoardDesign", "Model", "Application", "Framework", "SDK", "SdkRelease", "Platform")}
+
+
+def _rename(term: object, copy: int, entities: set[str]) -> object:
+    if isinstance(term, ox.NamedNode) and term.value in entities:
+        return ox.NamedNode(f"{term.value}-syn{copy}")
+    if isinstance(term, ox.BlankNode):
+        return ox.BlankNode(f"{term.value}syn{copy}")
+    return term
+
+
+def write(factor: int, out: Path) -> int:
+    """Write factor-1 renamed copies of every entity's triples (the shipped KB is the first)."""
+    files = [f for f in resources.knowledge_files() if f.parent.name == "kb"]
+    triples = [t for f in files for t in ox.parse(path=str(f), format=ox.RdfFormat.TURTLE)]
+    entities = {t.subject.value for t in triples if t.predicate.value == RDF_TYPE and t.object.value in COPIED}
+    owned = {t.object for t in triples if isinstance(t.object, ox.BlankNode) and t.subject.value in entities}
+    chosen = [t for t in triples if t.subject.value in entities or t.subject in owned]
+    copies = []
+    for copy in range(1, factor):
+        copies += [
+            ox.Triple(_rename(t.subject, copy, entities), t.predicate, _rename(t.object, copy, entities))  # type: ignore[arg-type]
+            for t in chosen
+        ]
+    out.write_bytes(ox.serialize(copies, format=ox.RdfFormat.N_TRIPLES) or b"")
+    return len(copies)
+
+
+if __name__ == "__main__":
+    n = write(int(sys.argv[1]), Path(sys.argv[2]))
+    print(f"wrote {n} extra triples to {sys.argv[2]}")
