@@ -82,7 +82,11 @@ class KnowledgeBase:
         if self._catalog is None:
             from kbq.lang.catalog import Catalog
 
-            self._catalog = Catalog.read(self._run)
+            cached = Path(self.info.path) / snapshot.CATALOG if self.info else None
+            try:
+                self._catalog = Catalog.load(cached) if cached else Catalog.read(self._run)
+            except (OSError, ValueError, KeyError, TypeError):
+                self._catalog = Catalog.read(self._run)
         return self._catalog
 
     def answer(self, text: str, *, explain: bool = False) -> object:

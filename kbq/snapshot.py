@@ -28,6 +28,7 @@ from kbq import resources
 from kbq.version import __version__
 
 MANIFEST = "kbq-manifest.json"
+CATALOG = "kbq-catalog.json"
 DEFAULT_ENGINE = "reasonable"
 Progress = Callable[[str], None]
 
@@ -132,6 +133,10 @@ def build(
     store.bulk_extend(ox.Quad(t.subject, t.predicate, t.object, asserted_graph) for t in loaded.ox_triples)
     store.bulk_extend(ox.Quad(to_ox(s), to_ox(p), to_ox(o), inferred_graph) for s, p, o in inference.inferred)
     store.flush()
+    from kbq.executor import select
+    from kbq.lang.catalog import Catalog
+
+    Catalog.read(lambda q: select(store, q)).dump(tmp / CATALOG)
     del store
     info = SnapshotInfo(
         path=str(path),

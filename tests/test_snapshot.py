@@ -90,3 +90,14 @@ def test_query_path_imports_neither_rdflib_nor_owlrl(kb) -> None:
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=dict(os.environ))
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "[]"
+
+
+def test_cached_catalog_equals_a_fresh_read(kb) -> None:
+    from kbq.lang.catalog import Catalog
+
+    fresh = Catalog.read(kb.table)
+    cached = kb.catalog
+    assert cached.terms == fresh.terms
+    assert cached.keys == fresh.keys and cached.units == fresh.units
+    assert {k: v for k, v in cached.by_name.items()} == {k: v for k, v in fresh.by_name.items()}
+    assert (cached.dense_threshold, cached.default_authority) == (fresh.dense_threshold, fresh.default_authority)

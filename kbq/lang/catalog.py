@@ -5,10 +5,12 @@ embedded snapshot and on a remote endpoint."""
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 from kbq.errors import AmbiguousTermError, UnknownTermError
 from kbq.executor import Table, Value
@@ -191,6 +193,33 @@ class Catalog:
         for p, alt in aliases:
             if (k := self.keys_by_iri.get(str(p))) is not None:
                 self.keys.setdefault(normalise(str(alt)), k)
+
+    # --- a cached copy beside the snapshot (the catalog is derived from it) ------------------
+
+    def dump(self, path: Path) -> None:
+        data = {
+            "terms": [[t.iri, t.label, sorted(t.kinds)] for t in self.terms.values()],
+            "by_name": {k: sorted(v) for k, v in self.by_name.items()},
+            "keys": {k: v.iri for k, v in self.keys.items()},
+            "keys_by_iri": [asdict(k) for k in self.keys_by_iri.values()],
+            "units": {k: asdict(u) for k, u in self.units.items()},
+            "dense_threshold": self.dense_threshold,
+            "default_authority": self.default_authority,
+        }
+        path.write_text(json.dumps(data), encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: Path) -> Catalog:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        cat = cls()
+        cat.terms = {iri: Term(iri, label, frozenset(kinds)) for iri, label, kinds in data["terms"]}
+        cat.by_name = defaultdict(set, {k: set(v) for k, v in data["by_name"].items()})
+        cat.keys_by_iri = {k["iri"]: Key(**k) for k in data["keys_by_iri"]}
+        cat.keys = {k: cat.keys_by_iri[iri] for k, iri in data["keys"].items()}
+        cat.units = {k: Unit(**u) for k, u in data["units"].items()}
+        cat.dense_threshold = data["dense_threshold"]
+        cat.default_authority = data["default_authority"]
+        return cat
 
     # --- lookup ----------------------------------------------------------------------------
 
