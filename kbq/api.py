@@ -85,7 +85,7 @@ class KnowledgeBase:
             cached = Path(self.info.path) / snapshot.CATALOG if self.info else None
             try:
                 self._catalog = Catalog.load(cached) if cached else Catalog.read(self._run)
-            except (OSError, ValueError, KeyError, TypeError):
+            except (OSError, ValueError, KeyError, TypeError, EOFError):
                 self._catalog = Catalog.read(self._run)
         return self._catalog
 

@@ -3,9 +3,7 @@ columns and rows. Every door (CLI, endpoint, library) goes through here."""
 
 from __future__ import annotations
 
-import datetime
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any
 
 import pyoxigraph as ox
@@ -33,12 +31,10 @@ def literal_value(lexical: str, datatype: str) -> Value:
         if datatype in _INTEGER_TYPES:
             return int(lexical)
         if datatype in _DECIMAL_TYPES:
-            number = float(Decimal(lexical))
+            number = float(lexical)
             return int(number) if number.is_integer() and "." not in lexical and "e" not in lexical.lower() else number
         if datatype == XSD + "boolean":
             return lexical in ("true", "1")
-        if datatype == XSD + "date":
-            return datetime.date.fromisoformat(lexical).isoformat()
     except ValueError:
         return lexical
     return lexical

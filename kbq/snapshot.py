@@ -28,7 +28,7 @@ from kbq import resources
 from kbq.version import __version__
 
 MANIFEST = "kbq-manifest.json"
-CATALOG = "kbq-catalog.json"
+CATALOG = "kbq-catalog.marshal"
 DEFAULT_ENGINE = "reasonable"
 Progress = Callable[[str], None]
 
@@ -67,7 +67,8 @@ def _library_versions(engine: str) -> str:
             hits = list(folder.glob(f"{name}-*.dist-info"))
             if hits:
                 found[name] = hits[0].name[len(name) + 1 : -len(".dist-info")]
-    return f"{engine};" + ";".join(f"{k}={found[k]}" for k in sorted(found))
+    python = f"python={sys.version_info[0]}.{sys.version_info[1]}"  # the catalog cache is marshal data
+    return f"{engine};{python};" + ";".join(f"{k}={found[k]}" for k in sorted(found))
 
 
 def input_files(overlays: Sequence[Path] = ()) -> list[Path]:
@@ -136,7 +137,7 @@ def build(
     from kbq.executor import select
     from kbq.lang.catalog import Catalog
 
-    Catalog.read(lambda q: select(store, q)).dump(tmp / CATALOG)
+    Catalog.read(lambda q, s=store: select(s, q)).dump(tmp / CATALOG)
     del store
     info = SnapshotInfo(
         path=str(path),

@@ -4,8 +4,7 @@ embedded snapshot and on a remote endpoint."""
 
 from __future__ import annotations
 
-import difflib
-import json
+import marshal
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -206,11 +205,11 @@ class Catalog:
             "dense_threshold": self.dense_threshold,
             "default_authority": self.default_authority,
         }
-        path.write_text(json.dumps(data), encoding="utf-8")
+        path.write_bytes(marshal.dumps(data))  # marshal: no import cost on the query path
 
     @classmethod
     def load(cls, path: Path) -> Catalog:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = marshal.loads(path.read_bytes())
         cat = cls()
         cat.terms = {iri: Term(iri, label, frozenset(kinds)) for iri, label, kinds in data["terms"]}
         cat.by_name = defaultdict(set, {k: set(v) for k, v in data["by_name"].items()})
@@ -244,6 +243,8 @@ class Catalog:
                 term = self.terms.get(iri)
                 if term and (wanted is None or term.kinds & wanted):
                     pool.setdefault(norm, term.label)
+        import difflib  # only on the error path
+
         close = difflib.get_close_matches(normalise(text), list(pool), n=limit, cutoff=0.6)
         return list(dict.fromkeys(pool[c] for c in close))
 
@@ -264,6 +265,8 @@ class Catalog:
         found = self.keys.get(normalise(text))
         if found is not None:
             return found
+        import difflib  # only on the error path
+
         close = difflib.get_close_matches(normalise(text), list(self.keys), n=3, cutoff=0.5)
         raise UnknownTermError(
             f"unknown key '{text}'",
