@@ -149,3 +149,8 @@ def test_gpu_coverage_and_sources(kb) -> None:
     assert all(n >= 1 for _g, n in gpus)
     archs = {r[0] for r in kb.table(PREFIXES + "SELECT DISTINCT ?l WHERE { ?g a kbq:GPU ; kbq:architecture/rdfs:label ?l }").rows}
     assert {"Turing", "Volta", "Ampere", "Ada Lovelace", "Hopper", "Blackwell", "CDNA 3"} <= archs
+
+
+def test_the_seeds_key_gpu_metrics(ask_true) -> None:
+    for attr in ["tensorCores", "memoryBandwidth", "fp16Tflops", "fp32Tflops"]:
+        assert ask_true(f"kb:SeedArticle kbq:keyAttribute kbq:{attr}")
