@@ -134,3 +134,12 @@ def test_every_readme_example_runs(args: list[str]) -> None:
 
 def test_readme_has_examples() -> None:
     assert len(readme_commands()) >= 15
+
+
+def test_readme_python_snippets_run(capsys: pytest.CaptureFixture[str]) -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    assert blocks
+    for block in blocks:
+        exec(compile(block, "README.md", "exec"), {})  # the README example itself
+    assert capsys.readouterr().out.strip()
