@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from kbq.errors import KbqError, NoResultError, ValidationError
+from kbq.errors import KbqError, KnowledgeFileError, NoResultError, ValidationError
 from kbq.version import __version__
 
 EXAMPLES = """examples:
@@ -106,7 +106,12 @@ def cmd_sparql(argv: list[str]) -> int:
     args = p.parse_args(argv)
     from kbq import output
 
-    query = Path(args.query[1:]).read_text(encoding="utf-8") if args.query.startswith("@") else args.query
+    query = args.query
+    if query.startswith("@"):
+        try:
+            query = Path(query[1:]).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise KnowledgeFileError(query[1:], None, f"cannot read: {exc.strerror}") from None
     table = _open(args).table(query)
     if args.format == "json":
         print(output.to_json({"columns": table.columns, "rows": table.rows}))
