@@ -17,9 +17,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from make_synthetic import write  # noqa: E402
+from make_synthetic import write
 
-from kbq import snapshot  # noqa: E402
+from kbq import snapshot
 
 RESULTS = Path(__file__).resolve().parent / "results" / "build.txt"
 
@@ -44,7 +44,8 @@ def main() -> None:
         big = build(folder, overlays=[synthetic])
     lines = [
         "kbq snapshot build benchmark (load + SHACL validation + reasoning to fixpoint + consistency checks + write)",
-        f"  shipped KB, reasonable: {base:.2f} s median of {args.repeat} ({shipped[0].asserted} asserted, {shipped[0].inferred} inferred,"
+        f"  shipped KB, reasonable: {base:.2f} s median of {args.repeat}"
+        f" ({shipped[0].asserted} asserted, {shipped[0].inferred} inferred,"
         f" reasoning {statistics.median(i.reason_seconds for i in shipped):.2f} s)",
         f"  shipped KB, owlrl (reference): {owlrl.build_seconds:.2f} s (reasoning {owlrl.reason_seconds:.2f} s)"
         f" = {owlrl.build_seconds / base:.1f}x the default",

@@ -32,15 +32,14 @@ def wall(cmd: list[str]) -> float:
 
 def floor_cmd(path: str, sparql: str) -> list[str]:
     code = (
-        "import pyoxigraph; s = pyoxigraph.Store.read_only(%r); "
-        "list(s.query(%r, use_default_graph_as_union=True))" % (path, sparql)
+        f"import pyoxigraph; s = pyoxigraph.Store.read_only({path!r}); list(s.query({sparql!r}, use_default_graph_as_union=True))"
     )
     return [sys.executable, "-c", code]
 
 
 def timed(cases: dict[str, list[str]], runs: int) -> dict[str, list[float]]:
     times: dict[str, list[float]] = {name: [] for name in cases}
-    for name, cmd in cases.items():  # warm the OS cache once
+    for cmd in cases.values():  # warm the OS cache once
         wall(cmd)
     for _ in range(runs):  # interleaved, so drift hits every case alike
         for name, cmd in cases.items():
@@ -80,7 +79,11 @@ def main() -> None:
     cli = [kbq_exe, QUESTION] if kbq_exe else [sys.executable, "-m", "kbq", QUESTION]
     cases = {
         "floor (pyoxigraph, Q)": floor_cmd(path, Q),
-        "KnowledgeBase.default().sparql(Q)": [sys.executable, "-c", f"from kbq import KnowledgeBase; KnowledgeBase.default().sparql({Q!r})"],
+        "KnowledgeBase.default().sparql(Q)": [
+            sys.executable,
+            "-c",
+            f"from kbq import KnowledgeBase; KnowledgeBase.default().sparql({Q!r})",
+        ],
         "floor (pyoxigraph, compiled question)": floor_cmd(path, compiled),
         f'kbq "{QUESTION}"': cli,
     }
@@ -94,7 +97,8 @@ def main() -> None:
         *(f"  {name:45s} {med[name] * 1000:7.1f} ms" for name in names),
         f"  ratio library / floor: {med[names[1]] / med[names[0]]:.2f}x   (target <= 2x)",
         f"  ratio kbq command / floor: {med[names[3]] / med[names[2]]:.2f}x   (target <= 3x)",
-        f"  in-process parse of one question: median {parse_s * 1e6:.0f} us; parse + compile (with KB look-ups): median {compile_s * 1e3:.2f} ms",
+        f"  in-process parse of one question: median {parse_s * 1e6:.0f} us;"
+        f" parse + compile (with KB look-ups): median {compile_s * 1e3:.2f} ms",
     ]
     report = "\n".join(lines)
     print(report)

@@ -1,21 +1,41 @@
-"""Serialise the inferred graph (asserted + inferred, one default graph) for external stores."""
+"""Serialise the inferred graph for external SPARQL stores (`kbq export`).
+
+`nt` and `ttl` hold every triple once, asserted and inferred merged into one default graph:
+the union the kbq language queries, so a store that loads the file answers like the
+embedded engine. `nq` keeps the two named graphs apart.
+"""
 
 from __future__ import annotations
 
 import pyoxigraph as ox
 
+from kbq.resources import KB_NS, KBQ_NS
+
 FORMATS = {"nt": ox.RdfFormat.N_TRIPLES, "ttl": ox.RdfFormat.TURTLE, "nq": ox.RdfFormat.N_QUADS}
+PREFIXES = {
+    "kbq": KBQ_NS,
+    "kb": KB_NS,
+    "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
+    "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
+    "owl": "http://www.w3.org/2002/07/owl#",
+    "xsd": "http://www.w3.org/2001/XMLSchema#",
+    "skos": "http://www.w3.org/2004/02/skos/core#",
+    "dcterms": "http://purl.org/dc/terms/",
+}
+
+
+def triples(store: ox.Store) -> list[ox.Triple]:
+    """Every triple of every graph, once, in a stable order."""
+    unique = {ox.Triple(q.subject, q.predicate, q.object) for q in store.quads_for_pattern(None, None, None, None)}
+    return sorted(unique, key=str)
 
 
 def export(store: ox.Store, fmt: str = "nt") -> bytes:
-    """Every triple once, graphs merged (the union the kbq language queries)."""
-    seen = set()
-    triples = []
-    for quad in store.quads_for_pattern(None, None, None, None):
-        triple = ox.Triple(quad.subject, quad.predicate, quad.object)
-        if triple not in seen:
-            seen.add(triple)
-            triples.append(triple)
+    """The graph as N-Triples, Turtle (union, deduplicated) or N-Quads (graphs kept)."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown export format {fmt!r}: use one of {', '.join(FORMATS)}")
     if fmt == "nq":
-        return ox.serialize(store.quads_for_pattern(None, None, None, None), format=ox.RdfFormat.N_QUADS) or b""
-    return ox.serialize(triples, format=FORMATS[fmt], prefixes={"kbq": "https://kbq.dev/ontology#", "kb": "https://kbq.dev/kb/"} if fmt == "ttl" else None) or b""
+        quads = sorted(store.quads_for_pattern(None, None, None, None), key=str)
+        return ox.serialize(quads, format=FORMATS[fmt]) or b""
+    prefixes = PREFIXES if fmt == "ttl" else None
+    return ox.serialize(triples(store), format=FORMATS[fmt], prefixes=prefixes) or b""

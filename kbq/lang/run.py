@@ -154,6 +154,9 @@ def run_question(text: str, catalog: Catalog, run: Run, *, explain: bool = False
     columns = plan.columns
     if plan.kind in ("gpus", "why") and not rows:
         raise NoResultError(_emptied_by(plan, run) if plan.constraints else "no GPU in the KB")
+    if plan.kind in ("gpus", "why") and "cooling" in plan.columns:
+        at = plan.columns.index("cooling")  # GROUP_CONCAT order is unspecified in SPARQL
+        rows = [[*r[:at], ", ".join(sorted(str(r[at]).split(", "))) if r[at] else r[at], *r[at + 1 :]] for r in rows]
     if plan.kind == "gpus":
         rows = _label_rows(rows, catalog)
         if explain and plan.constraints:

@@ -1,0 +1,268 @@
+"""`kbq serve`: the SPARQL 1.1 endpoint, the kbq language over HTTP, and the web page.
+
+Routes: `/sparql` (kbq.server_sparql), `/ask?q=` (the answer `kbq --format json` prints),
+`/health`, `/` and `/static/` (the page, served from kbq/static: no CDN). Queries run in
+killable worker processes (kbq.server_pool); logging is configured in `main()` only.
+
+`/ask` statuses: 200 with the answer; 200 with empty `rows` and a `message` when the
+question is well formed but nothing satisfies it (the CLI's "no result", exit 1); 400 with
+`{error, column, expected, suggestions, detail}` for a question kbq cannot read; 413 too
+long; 503 over the time limit or when busy (with Retry-After).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import ipaddress
+import json
+import logging
+import os
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from urllib.parse import parse_qs
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from kbq.resources import ASSERTED_GRAPH, INFERRED_GRAPH
+from kbq.server_pool import WorkerPool
+from kbq.server_sparql import ProtocolError, read_body, sparql_endpoint
+from kbq.server_state import ServerConfig, ServerState, failure, run_job
+from kbq.snapshot import SnapshotInfo
+
+STATIC = Path(__file__).resolve().parent / "static"
+PAGE_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+log = logging.getLogger("kbq.server")
+access = logging.getLogger("kbq.access")
+
+
+class AccessLog:
+    """ASGI middleware: one line per request with status, size and time taken."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        start = time.perf_counter()
+        status, size = 0, 0
+
+        async def sending(message: Message) -> None:
+            nonlocal status, size
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            elif message["type"] == "http.response.body":
+                size += len(message.get("body", b""))
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        finally:
+            client = scope.get("client") or ("-", 0)
+            access.info(
+                '%s "%s %s" %d %dB %.1fms',
+                client[0],
+                scope["method"],
+                scope["path"],
+                status,
+                size,
+                (time.perf_counter() - start) * 1000,
+            )
+
+
+async def _ask_params(request: Request, limit: int) -> tuple[str | None, bool]:
+    params: dict[str, list[str]] = parse_qs(request.url.query, keep_blank_values=True)
+    if request.method == "POST":
+        media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        body = await read_body(request, 3 * limit + 4096)
+        try:
+            text = body.decode("utf-8")
+            if media == "application/x-www-form-urlencoded":
+                params = parse_qs(text, keep_blank_values=True)
+            elif media == "application/json":
+                data = json.loads(text)
+                if not isinstance(data, dict):
+                    raise ProtocolError(400, 'expected a JSON object {"q": "..."}')
+                params = {k: [str(v)] for k, v in data.items() if v is not None}
+            elif media == "text/plain":
+                params = {"q": [text]}
+            else:
+                raise ProtocolError(415, "use application/x-www-form-urlencoded, application/json or text/plain")
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ProtocolError(400, f"cannot read the request body: {exc}") from None
+    questions = params.get("q") or []
+    explain = (params.get("explain") or [""])[0].lower() in ("1", "true", "yes", "on")
+    return (questions[0] if questions else None), explain
+
+
+async def ask(request: Request) -> Response:
+    """A kbq question -> the same JSON as `kbq --format json QUESTION`."""
+    state: ServerState = request.app.state.kbq
+    limit = state.config.max_query_length
+    try:
+        question, explain = await _ask_params(request, limit)
+    except ProtocolError as exc:
+        return failure(exc.status, exc.message, as_json=True)
+    if question is None or not question.strip():
+        return failure(400, "missing parameter q (a kbq question, e.g. q=gpu for lstm)", as_json=True)
+    if len(question) > limit:
+        return failure(413, f"question of {len(question)} characters is over this server's limit of {limit}", as_json=True)
+    key = ("ask", question, explain)
+    if (cached := state.cache.get(key)) is not None:
+        return Response(cached, media_type="application/json")
+    reply = await run_job(state, {"op": "ask", "q": question, "explain": explain}, as_json=True)
+    if isinstance(reply, Response):
+        return reply
+    if reply.status != 200:
+        error = dict(reply.error or {"error": "query failed"})
+        return JSONResponse(error, status_code=reply.status)
+    state.cache.put(key, reply.body)
+    return Response(reply.body, media_type="application/json")
+
+
+async def health(request: Request) -> Response:
+    state: ServerState = request.app.state.kbq
+    pool = state.pool
+    body = {
+        "status": "ok" if pool.ready else "starting",
+        "workers": pool.ready,
+        "size": pool.size,
+        "pending": pool.pending,
+        "snapshot": state.info.key,
+        "triples": state.info.asserted + state.info.inferred,
+        "network_sandbox": pool.sandboxed,
+    }
+    return JSONResponse(body, status_code=200 if pool.ready else 503)
+
+
+async def index(request: Request) -> Response:
+    return FileResponse(STATIC / "index.html", headers=PAGE_HEADERS)
+
+
+def create_app(config: ServerConfig, info: SnapshotInfo) -> Starlette:
+    """The ASGI app; its lifespan starts and stops the worker pool."""
+    pool = WorkerPool(
+        info.path,
+        size=config.workers,
+        max_pending=config.max_concurrent,
+        timeout=config.timeout,
+        max_results=config.max_results,
+        sandbox=config.sandbox,
+    )
+    state = ServerState(config=config, info=info, served_graphs=frozenset({ASSERTED_GRAPH, INFERRED_GRAPH}), pool=pool)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        await pool.start()
+        log.info("kbq serve: %d workers ready (network sandbox: %s)", pool.ready, "on" if pool.sandboxed else "off")
+        try:
+            yield
+        finally:
+            await pool.close()
+
+    middleware = [Middleware(AccessLog)]
+    if config.cors_origins:
+        middleware.append(
+            Middleware(
+                CORSMiddleware,
+                allow_origins=list(config.cors_origins),
+                allow_methods=["GET", "POST"],
+                allow_headers=["Accept", "Content-Type"],
+                max_age=600,
+            )
+        )
+    routes = [
+        Route("/", index, methods=["GET"]),
+        Route("/sparql", sparql_endpoint, methods=["GET", "POST"]),
+        Route("/ask", ask, methods=["GET", "POST"]),
+        Route("/health", health, methods=["GET"]),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+    ]
+    app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+    app.state.kbq = state
+    return app
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="kbq serve", description="Serve the KB: SPARQL 1.1 endpoint, /ask and a web page.")
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1, this machine only)")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--kb", action="append", default=[], metavar="FILE", help="a Turtle overlay (repeatable)")
+    p.add_argument("--timeout", type=float, default=10.0, help="seconds a query may run before it is stopped (default 10)")
+    p.add_argument("--max-query-length", type=int, default=100_000, metavar="N", help="characters (default 100000)")
+    p.add_argument("--max-results", type=int, default=100_000, metavar="N", help="rows or triples (default 100000)")
+    p.add_argument("--max-concurrent", type=int, default=64, metavar="N", help="queries running or queued (default 64)")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=max(2, min(8, os.cpu_count() or 2)),
+        metavar="N",
+        help="query worker processes (default: CPUs, 2 to 8)",
+    )
+    p.add_argument("--cors-origin", action="append", default=[], metavar="ORIGIN", help="allow this origin (repeatable)")
+    p.add_argument("--cache-size", type=int, default=512, metavar="N", help="answers kept in memory (0: none)")
+    p.add_argument("--no-sandbox", action="store_true", help="do not put workers in an empty network namespace")
+    p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    return p
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the server until interrupted (Ctrl-C or SIGTERM)."""
+    import uvicorn
+
+    from kbq import snapshot
+
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    config = ServerConfig(
+        host=args.host,
+        port=args.port,
+        overlays=tuple(args.kb),
+        timeout=args.timeout,
+        max_query_length=args.max_query_length,
+        max_results=args.max_results,
+        max_concurrent=args.max_concurrent,
+        workers=max(1, args.workers),
+        cors_origins=tuple(args.cors_origin),
+        cache_size=args.cache_size,
+        sandbox=not args.no_sandbox,
+    )
+    store, info = snapshot.open_snapshot(
+        [Path(p) for p in args.kb], engine=os.environ.get("KBQ_ENGINE", "reasonable"), progress=log.info
+    )
+    del store  # the workers open it read-only
+    if not _is_loopback(args.host):
+        log.warning("kbq serve: listening on %s, reachable from other machines", args.host)
+    log.info("kbq serve: http://%s:%d/ (SPARQL at /sparql, timeout %g s)", args.host, args.port, args.timeout)
+    # On SIGTERM/Ctrl-C, requests still running after 5 s are cancelled (their workers killed).
+    uvicorn.run(
+        create_app(config, info),
+        host=args.host,
+        port=args.port,
+        log_config=None,
+        access_log=False,
+        server_header=False,
+        timeout_graceful_shutdown=5,
+    )
+    return 0
