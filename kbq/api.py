@@ -5,14 +5,16 @@ The library never prints or exits; it raises the typed errors of kbq.errors.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from pathlib import Path
-from typing import TYPE_CHECKING
+import os
 
 from kbq import executor, snapshot
 from kbq.executor import Table
 
+TYPE_CHECKING = False  # typing costs a cold start; annotations are strings (PEP 563)
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
     import pyoxigraph
 
     from kbq.lang.catalog import Catalog
@@ -52,7 +54,7 @@ class KnowledgeBase:
         progress: snapshot.Progress | None = None,
     ) -> KnowledgeBase:
         """The shipped KB with user Turtle overlays layered on top (no file is modified)."""
-        paths = [Path(p) for p in overlays]
+        paths = [os.fspath(p) for p in overlays]
         store, info = snapshot.open_snapshot(paths, engine=engine, rebuild=rebuild, progress=progress)
         return cls(lambda q: executor.select(store, q), info=info, store=store)
 
@@ -82,7 +84,7 @@ class KnowledgeBase:
         if self._catalog is None:
             from kbq.lang.catalog import Catalog
 
-            cached = Path(self.info.path) / snapshot.CATALOG if self.info else None
+            cached = os.path.join(self.info.path, snapshot.CATALOG) if self.info else None
             try:
                 self._catalog = Catalog.load(cached) if cached else Catalog.read(self._run)
             except (OSError, ValueError, KeyError, TypeError, EOFError):

@@ -3,8 +3,6 @@ codes, messages and HTTP statuses."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 
 class KbqError(Exception):
     """Base of every error kbq raises on purpose."""
@@ -22,14 +20,25 @@ class KnowledgeFileError(KbqError):
         super().__init__(f"{where}: {message}")
 
 
-@dataclass(frozen=True)
 class Violation:
     """One SHACL violation, located by subject and the file that states it."""
 
-    subject: str
-    message: str
-    path: str | None = None
-    files: tuple[str, ...] = field(default_factory=tuple)
+    __slots__ = ("files", "message", "path", "subject")
+
+    def __init__(self, subject: str, message: str, path: str | None = None, files: tuple[str, ...] = ()) -> None:
+        self.subject, self.message, self.path, self.files = subject, message, path, files
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Violation) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def _key(self) -> tuple[str, str, str | None, tuple[str, ...]]:
+        return (self.subject, self.message, self.path, self.files)
+
+    def __repr__(self) -> str:
+        return f"Violation({self.subject!r}, {self.message!r}, {self.path!r}, {self.files!r})"
 
     def __str__(self) -> str:
         where = ", ".join(self.files) or "(no file)"

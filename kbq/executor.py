@@ -3,9 +3,6 @@ columns and rows. Every door (CLI, endpoint, library) goes through here."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
 import pyoxigraph as ox
 
 from kbq.errors import SparqlError
@@ -17,12 +14,23 @@ _DECIMAL_TYPES = {XSD + t for t in ("decimal", "double", "float")}
 Value = str | int | float | bool | None
 
 
-@dataclass(frozen=True)
 class Table:
-    """A SELECT answer as Python values: IRIs as strings, numbers as int/float."""
+    """A SELECT answer as Python values: IRIs as strings, numbers as int/float.
 
-    columns: list[str]
-    rows: list[list[Value]]
+    A plain class rather than a dataclass: dataclasses and typing cost a cold start.
+    """
+
+    __slots__ = ("columns", "rows")
+
+    def __init__(self, columns: list[str], rows: list[list[Value]]) -> None:
+        self.columns = columns
+        self.rows = rows
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Table) and (self.columns, self.rows) == (other.columns, other.rows)
+
+    def __repr__(self) -> str:
+        return f"Table(columns={self.columns!r}, rows={self.rows!r})"
 
 
 def literal_value(lexical: str, datatype: str) -> Value:
@@ -40,7 +48,7 @@ def literal_value(lexical: str, datatype: str) -> Value:
     return lexical
 
 
-def term_value(term: Any) -> Value:
+def term_value(term: object) -> Value:
     if term is None:
         return None
     if isinstance(term, ox.Literal):

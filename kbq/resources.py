@@ -1,10 +1,17 @@
-"""Where the shipped knowledge (ontology/, kb/, query/) lives: inside the wheel, or the repo."""
+"""Where the shipped knowledge (ontology/, kb/, query/) lives: inside the wheel, or the repo.
+
+On the query path: plain os.path strings, no pathlib import (it costs a cold start ~5-10 ms).
+"""
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
-_PKG = Path(__file__).resolve().parent
+TYPE_CHECKING = False  # typing costs a cold start; annotations are strings (PEP 563)
+if TYPE_CHECKING:
+    from pathlib import Path
+
+_PKG = os.path.dirname(os.path.abspath(__file__))
 KBQ_NS = "https://kbq.dev/ontology#"
 KB_NS = "https://kbq.dev/kb/"
 ASSERTED_GRAPH = "https://kbq.dev/graph/asserted"
@@ -12,32 +19,78 @@ INFERRED_GRAPH = "https://kbq.dev/graph/inferred"
 SHAPES_FILE = "shapes.ttl"
 
 
-def data_dir() -> Path:
+def data_root() -> str:
     """The folder holding ontology/, kb/ and query/ (wheel: kbq/_data; checkout: repo root)."""
-    packaged = _PKG / "_data"
-    return packaged if (packaged / "ontology").is_dir() else _PKG.parent
+    packaged = os.path.join(_PKG, "_data")
+    return packaged if os.path.isdir(os.path.join(packaged, "ontology")) else os.path.dirname(_PKG)
+
+
+def _listing(folder: str, suffix: str) -> list[str]:
+    path = os.path.join(data_root(), folder)
+    try:
+        names = sorted(n for n in os.listdir(path) if n.endswith(suffix))
+    except FileNotFoundError:
+        return []
+    return [os.path.join(path, n) for n in names]
+
+
+def knowledge_paths() -> list[str]:
+    """Every Turtle file of the shipped TBox and ABox, in a stable order (shapes excluded)."""
+    return [p for p in _listing("ontology", ".ttl") if not p.endswith(os.sep + SHAPES_FILE)] + _listing("kb", ".ttl")
+
+
+def rule_paths() -> list[str]:
+    """The SPARQL CONSTRUCT rules, one per file, applied in name order to a fixpoint."""
+    return _listing(os.path.join("ontology", "rules"), ".rq")
+
+
+def check_paths() -> list[str]:
+    """SELECT queries (?subject ?message) that find inconsistencies after reasoning."""
+    return _listing(os.path.join("ontology", "checks"), ".rq")
+
+
+def shapes_path() -> str:
+    return os.path.join(data_root(), "ontology", SHAPES_FILE)
+
+
+def grammar_path() -> str:
+    return os.path.join(data_root(), "query", "kbq.lark")
+
+
+# --- pathlib views, for build-time code ----------------------------------------------------
+
+
+def _paths(items: list[str]) -> list[Path]:
+    from pathlib import Path
+
+    return [Path(p) for p in items]
+
+
+def data_dir() -> Path:
+    from pathlib import Path
+
+    return Path(data_root())
 
 
 def knowledge_files() -> list[Path]:
-    """Every Turtle file of the shipped TBox and ABox, in a stable order (shapes excluded)."""
-    root = data_dir()
-    files = sorted((root / "ontology").glob("*.ttl")) + sorted((root / "kb").glob("*.ttl"))
-    return [f for f in files if f.name != SHAPES_FILE]
+    return _paths(knowledge_paths())
 
 
 def rule_files() -> list[Path]:
-    """The SPARQL CONSTRUCT rules, one per file, applied in name order to a fixpoint."""
-    return sorted((data_dir() / "ontology" / "rules").glob("*.rq"))
+    return _paths(rule_paths())
 
 
 def check_files() -> list[Path]:
-    """SELECT queries (?subject ?message) that find inconsistencies after reasoning."""
-    return sorted((data_dir() / "ontology" / "checks").glob("*.rq"))
+    return _paths(check_paths())
 
 
 def shapes_file() -> Path:
-    return data_dir() / "ontology" / SHAPES_FILE
+    from pathlib import Path
+
+    return Path(shapes_path())
 
 
 def grammar_file() -> Path:
-    return data_dir() / "query" / "kbq.lark"
+    from pathlib import Path
+
+    return Path(grammar_path())

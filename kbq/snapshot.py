@@ -1,119 +1,152 @@
 """The inferred graph cached on disk as a read-only pyoxigraph store.
 
-The cache folder is named by a hash of every input file (ontology, rules, KB, overlays) plus
-the engine and library versions, so a snapshot is rebuilt only when an input changes. A build
-goes to a private temporary folder that is renamed into place (atomic on one file system), so
-two processes building at once cannot corrupt it; a folder without a valid manifest, or one
-pyoxigraph cannot open, is rebuilt rather than trusted.
+The cache folder is named by a hash of every input file (ontology, rules, checks, shapes, KB,
+overlays) plus the engine, Python and library versions, so a snapshot is rebuilt only when an
+input changes. A build goes to a private temporary folder that is renamed into place (atomic on
+one file system), so two processes building at once cannot corrupt it; a folder without a
+valid manifest, or one pyoxigraph cannot open, is rebuilt rather than trusted.
 
-This module is on the query path: it must not import rdflib, owlrl or pydantic at module level.
+This module is on the query path: it imports only os, sys, hashlib, marshal and pyoxigraph
+(no pathlib, json, dataclasses, rdflib or pydantic), so a cold query stays close to the floor.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
+import marshal
 import os
-import shutil
 import sys
 import time
-import uuid
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
-from pathlib import Path
 
 import pyoxigraph as ox
 
 from kbq import resources
 from kbq.version import __version__
 
-MANIFEST = "kbq-manifest.json"
+TYPE_CHECKING = False  # typing costs a cold start; annotations are strings (PEP 563)
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    Progress = Callable[[str], None]
+
+MANIFEST = "kbq-manifest.json"  # for people; the code reads the marshal copy
+MANIFEST_DATA = "kbq-manifest.marshal"
 CATALOG = "kbq-catalog.marshal"
 DEFAULT_ENGINE = "reasonable"
-Progress = Callable[[str], None]
 
 
-@dataclass(frozen=True)
 class SnapshotInfo:
-    path: str
-    key: str
-    engine: str
-    asserted: int
-    inferred: int
-    rounds: int
-    reason_seconds: float
-    build_seconds: float
-    files: list[str]
+    """What a snapshot holds and how long it took to build (its manifest)."""
+
+    FIELDS = ("path", "key", "engine", "asserted", "inferred", "rounds", "reason_seconds", "build_seconds", "files")
+    __slots__ = FIELDS
+
+    def __init__(
+        self,
+        *,
+        path: str,
+        key: str,
+        engine: str,
+        asserted: int,
+        inferred: int,
+        rounds: int,
+        reason_seconds: float,
+        build_seconds: float,
+        files: list[str],
+    ) -> None:
+        self.path, self.key, self.engine = path, key, engine
+        self.asserted, self.inferred, self.rounds = asserted, inferred, rounds
+        self.reason_seconds, self.build_seconds, self.files = reason_seconds, build_seconds, files
+
+    def to_dict(self) -> dict[str, object]:
+        return {f: getattr(self, f) for f in self.FIELDS}
+
+    def __repr__(self) -> str:
+        return "SnapshotInfo(" + ", ".join(f"{f}={getattr(self, f)!r}" for f in self.FIELDS) + ")"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SnapshotInfo) and self.to_dict() == other.to_dict()
 
 
-def cache_root() -> Path:
+def cache_root() -> str:
     """KBQ_CACHE_DIR, else $XDG_CACHE_HOME/kbq, else ~/.cache/kbq."""
     env = os.environ.get("KBQ_CACHE_DIR")
     if env:
-        return Path(env)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "kbq"
+        return env
+    xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(xdg, "kbq")
 
 
 def _library_versions(engine: str) -> str:
     # importlib.metadata is slow to import; read the dist-info folder names instead.
     found = {"pyoxigraph": ox.__version__}
-    wanted = {"reasonable", "owlrl", "rdflib"}
+    wanted = ("reasonable", "owlrl", "rdflib")
     for entry in sys.path:
-        folder = Path(entry)
-        if not folder.is_dir() or folder.suffix:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
             continue
-        for name in wanted - found.keys():
-            hits = list(folder.glob(f"{name}-*.dist-info"))
-            if hits:
-                found[name] = hits[0].name[len(name) + 1 : -len(".dist-info")]
+        for name in names:
+            if name.endswith(".dist-info"):
+                dist = name[: -len(".dist-info")]
+                for w in wanted:
+                    if w not in found and dist.startswith(w + "-"):
+                        found[w] = dist[len(w) + 1 :]
     python = f"python={sys.version_info[0]}.{sys.version_info[1]}"  # the catalog cache is marshal data
     return f"{engine};{python};" + ";".join(f"{k}={found[k]}" for k in sorted(found))
 
 
-def input_files(overlays: Sequence[Path] = ()) -> list[Path]:
+def input_files(overlays: Sequence[str | os.PathLike[str]] = ()) -> list[str]:
     return (
-        resources.knowledge_files()
-        + resources.rule_files()
-        + resources.check_files()
-        + [resources.shapes_file()]
-        + [Path(p) for p in overlays]
+        resources.knowledge_paths()
+        + resources.rule_paths()
+        + resources.check_paths()
+        + [resources.shapes_path()]
+        + [os.fspath(p) for p in overlays]
     )
 
 
-def input_key(files: Sequence[Path], engine: str) -> str:
+def input_key(files: Sequence[str | os.PathLike[str]], engine: str) -> str:
     digest = hashlib.sha256()
     digest.update(f"kbq={__version__};{_library_versions(engine)}".encode())
     for path in files:
-        digest.update(b"\0" + path.name.encode() + b"\0")
+        digest.update(b"\0" + os.path.basename(os.fspath(path)).encode() + b"\0")
         try:
-            digest.update(path.read_bytes())
+            with open(path, "rb") as handle:
+                digest.update(handle.read())
         except OSError:
             digest.update(b"<unreadable>")  # the build will report it with its path
     return digest.hexdigest()[:32]
 
 
-def _open(path: Path) -> tuple[ox.Store, SnapshotInfo] | None:
+def _open(path: str) -> tuple[ox.Store, SnapshotInfo] | None:
     """The snapshot at `path`, or None when it is missing, partial or corrupt."""
     try:
-        info = SnapshotInfo(**json.loads((path / MANIFEST).read_text(encoding="utf-8")))
-        return ox.Store.read_only(str(path)), info
-    except (OSError, ValueError, TypeError):
+        with open(os.path.join(path, MANIFEST_DATA), "rb") as handle:
+            info = SnapshotInfo(**marshal.load(handle))
+        return ox.Store.read_only(path), info
+    except (OSError, ValueError, TypeError, EOFError):
         return None
 
 
 def build(
-    path: Path,
+    path: str | os.PathLike[str],
     *,
-    overlays: Sequence[Path] = (),
+    overlays: Sequence[str | os.PathLike[str]] = (),
     engine: str = DEFAULT_ENGINE,
     validate: bool = True,
     progress: Progress | None = None,
 ) -> SnapshotInfo:
     """Load, validate, reason and write a snapshot at `path` (atomically)."""
+    import json
+    import shutil
+    import uuid
+    from pathlib import Path
+
     from kbq import loader, reason
     from kbq.validate import validate_graph
 
+    path = Path(path)
     say = progress or (lambda _msg: None)
     start = time.perf_counter()
     kb_files = resources.knowledge_files() + [Path(p) for p in overlays]
@@ -150,11 +183,12 @@ def build(
         build_seconds=round(time.perf_counter() - start, 3),
         files=[str(f) for f in kb_files],
     )
-    (tmp / MANIFEST).write_text(json.dumps(asdict(info), indent=1), encoding="utf-8")
+    (tmp / MANIFEST).write_text(json.dumps(info.to_dict(), indent=1), encoding="utf-8")
+    (tmp / MANIFEST_DATA).write_bytes(marshal.dumps(info.to_dict()))  # written last: marks a complete build
     try:
         os.rename(tmp, path)
     except OSError:  # another process won the race, or a corrupt folder is in the way
-        if _open(path) is None:
+        if _open(str(path)) is None:
             shutil.rmtree(path, ignore_errors=True)
             os.rename(tmp, path)
         else:
@@ -163,12 +197,12 @@ def build(
     return info
 
 
-def snapshot_path(overlays: Sequence[Path] = (), engine: str = DEFAULT_ENGINE) -> Path:
-    return cache_root() / f"snapshot-{input_key(input_files(overlays), engine)}"
+def snapshot_path(overlays: Sequence[str | os.PathLike[str]] = (), engine: str = DEFAULT_ENGINE) -> str:
+    return os.path.join(cache_root(), f"snapshot-{input_key(input_files(overlays), engine)}")
 
 
 def open_snapshot(
-    overlays: Sequence[Path] = (),
+    overlays: Sequence[str | os.PathLike[str]] = (),
     *,
     engine: str = DEFAULT_ENGINE,
     rebuild: bool = False,
@@ -178,7 +212,9 @@ def open_snapshot(
     path = snapshot_path(overlays, engine)
     if not rebuild and (opened := _open(path)) is not None:
         return opened
-    if path.exists():
+    if os.path.exists(path):
+        import shutil
+
         shutil.rmtree(path, ignore_errors=True)
     build(path, overlays=overlays, engine=engine, progress=progress)
     opened = _open(path)

@@ -1,70 +1,61 @@
-"""The kbq AST: small frozen dataclasses that keep source columns (1-based) for errors."""
+"""The kbq AST: small immutable records (NamedTuples: cheaper to create at import than frozen
+dataclasses, which matters for a cold `kbq` call) that keep source columns (1-based) for errors."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class Name:
+class Name(NamedTuple):
     text: str
     column: int
 
 
-@dataclass(frozen=True)
-class Workload:
+class Workload(NamedTuple):
     name: Name
     of: Name | None = None  # 'inference of bert': name=inference, of=bert
 
 
-@dataclass(frozen=True)
-class Placement:
+class Placement(NamedTuple):
     dense: bool
     cards: int | None
     chassis: str
     column: int
 
 
-@dataclass(frozen=True)
-class Comparison:
+class Comparison(NamedTuple):
     key: Name
     op: str
     value: Name
 
 
-@dataclass(frozen=True)
-class Membership:
+class Membership(NamedTuple):
     key: Name
     negated: bool
     values: tuple[Name, ...]
 
 
-@dataclass(frozen=True)
-class Not:
+class Not(NamedTuple):
     expr: Expr
 
 
-@dataclass(frozen=True)
-class And:
+class And(NamedTuple):
     items: tuple[Expr, ...]
 
 
-@dataclass(frozen=True)
-class Or:
+class Or(NamedTuple):
     items: tuple[Expr, ...]
 
 
 Expr = Comparison | Membership | Not | And | Or
 
 
-@dataclass(frozen=True)
-class Order:
+class Order(NamedTuple):
     key: Name
     descending: bool | None
 
 
-@dataclass(frozen=True)
-class GpuQuestion:
+class GpuQuestion(NamedTuple):
     best: bool = False
     top: int | None = None
     workload: Workload | None = None
@@ -77,30 +68,25 @@ class GpuQuestion:
     precision: Name | None = None
 
 
-@dataclass(frozen=True)
-class ListQuestion:
+class ListQuestion(NamedTuple):
     kind: str
     target: Name | None
 
 
-@dataclass(frozen=True)
-class RequirementsQuestion:
+class RequirementsQuestion(NamedTuple):
     workload: Workload
     using: Name | None = None
 
 
-@dataclass(frozen=True)
-class DescribeQuestion:
+class DescribeQuestion(NamedTuple):
     name: Name
 
 
-@dataclass(frozen=True)
-class CompareQuestion:
+class CompareQuestion(NamedTuple):
     names: tuple[Name, ...]
 
 
-@dataclass(frozen=True)
-class WhyQuestion:
+class WhyQuestion(NamedTuple):
     gpu: Name
     question: GpuQuestion
 

@@ -208,8 +208,9 @@ class Catalog:
         path.write_bytes(marshal.dumps(data))  # marshal: no import cost on the query path
 
     @classmethod
-    def load(cls, path: Path) -> Catalog:
-        data = marshal.loads(path.read_bytes())
+    def load(cls, path: str | Path) -> Catalog:
+        with open(path, "rb") as handle:
+            data = marshal.load(handle)
         cat = cls()
         cat.terms = {iri: Term(iri, label, frozenset(kinds)) for iri, label, kinds in data["terms"]}
         cat.by_name = defaultdict(set, {k: set(v) for k, v in data["by_name"].items()})

@@ -566,7 +566,7 @@ class Compiler:
         gpu = self.resolve(q.gpu, {"gpu"}, "GPU")
         if q.question.workload is None:
             raise self.error("'why GPU for WORKLOAD' needs a workload", q.gpu.column)
-        plan = self.gpu_question(ast.GpuQuestion(**{**q.question.__dict__, "best": False, "top": None, "limit": None}))
+        plan = self.gpu_question(q.question._replace(best=False, top=None, limit=None))
         plan.kind, plan.subject = "why", gpu.iri
         return plan
 

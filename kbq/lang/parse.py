@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
@@ -60,6 +59,13 @@ def parser() -> Lark:
     return Lark.open(str(resources.grammar_file()), parser="lalr", lexer="contextual", cache=True, propagate_positions=True)
 
 
+class _Clause(NamedTuple):
+    """One clause of a GPU question (placement, where, order ...), before it is placed."""
+
+    field: str
+    value: Any
+
+
 def _whole(token: Token) -> int:
     if not str(token).isdigit():
         raise KbqSyntaxError(f"'{token}' is not a whole number", column=token.column)
@@ -88,37 +94,37 @@ class _ToAst(Transformer[Token, Any]):
         names = [i for i in items if isinstance(i, ast.Name)]
         return ast.Workload(names[0], names[1] if len(names) > 1 else None)
 
-    def best(self, _items: list[Any]) -> tuple[str, Any]:
-        return ("best", True)
+    def best(self, _items: list[Any]) -> _Clause:
+        return _Clause("best", True)
 
-    def top(self, items: list[Token]) -> tuple[str, Any]:
-        return ("top", _whole(items[1]))
+    def top(self, items: list[Token]) -> _Clause:
+        return _Clause("top", _whole(items[1]))
 
-    def placement(self, items: list[Token]) -> tuple[str, Any]:
+    def placement(self, items: list[Token]) -> _Clause:
         types = {t.type: t for t in items}
         cards = int(re.match(r"\d+", str(types["CARDS"])).group()) if "CARDS" in types else None  # type: ignore[union-attr]
-        return ("placement", ast.Placement("DENSE" in types, cards, str(types["CHASSIS"]).lower(), items[0].column or 1))
+        return _Clause("placement", ast.Placement("DENSE" in types, cards, str(types["CHASSIS"]).lower(), items[0].column or 1))
 
-    def where(self, items: list[Any]) -> tuple[str, Any]:
-        return ("where", items[1])
+    def where(self, items: list[Any]) -> _Clause:
+        return _Clause("where", items[1])
 
-    def as_of(self, items: list[Token]) -> tuple[str, Any]:
-        return ("as_of", _name([items[2]]))
+    def as_of(self, items: list[Token]) -> _Clause:
+        return _Clause("as_of", _name([items[2]]))
 
-    def order(self, items: list[Any]) -> tuple[str, Any]:
+    def order(self, items: list[Any]) -> _Clause:
         direction = None
         if len(items) > 3:
             direction = items[3].type == "DESC"
-        return ("order", ast.Order(items[2], direction))
+        return _Clause("order", ast.Order(items[2], direction))
 
-    def limit(self, items: list[Token]) -> tuple[str, Any]:
-        return ("limit", _whole(items[1]))
+    def limit(self, items: list[Token]) -> _Clause:
+        return _Clause("limit", _whole(items[1]))
 
-    def using(self, items: list[Any]) -> tuple[str, Any]:
-        return ("using", items[1])
+    def using(self, items: list[Any]) -> _Clause:
+        return _Clause("using", items[1])
 
-    def precision(self, items: list[Any]) -> tuple[str, Any]:
-        return ("precision", items[1])
+    def precision(self, items: list[Any]) -> _Clause:
+        return _Clause("precision", items[1])
 
     def negation(self, items: list[Any]) -> ast.Not:
         return ast.Not(items[1])
@@ -140,13 +146,13 @@ class _ToAst(Transformer[Token, Any]):
     def gpu_question(self, items: list[Any]) -> ast.GpuQuestion:
         question = ast.GpuQuestion()
         for item in items:
-            if isinstance(item, tuple):
+            if isinstance(item, _Clause):
                 field, value = item
                 if getattr(question, field) not in (None, False):
                     raise KbqSyntaxError(f"'{field.replace('_', ' ')}' given twice")
-                question = replace(question, **{field: value})
+                question = question._replace(**{field: value})
             elif isinstance(item, ast.Workload):
-                question = replace(question, workload=item)
+                question = question._replace(workload=item)
         return question
 
     def list_question(self, items: list[Any]) -> ast.ListQuestion:
@@ -154,7 +160,7 @@ class _ToAst(Transformer[Token, Any]):
         return ast.ListQuestion(str(items[0]).lower(), target)
 
     def requirements_question(self, items: list[Any]) -> ast.RequirementsQuestion:
-        using = next((i[1] for i in items if isinstance(i, tuple)), None)
+        using = next((i.value for i in items if isinstance(i, _Clause)), None)
         return ast.RequirementsQuestion(items[2], using)
 
     def describe_question(self, items: list[Any]) -> ast.DescribeQuestion:
