@@ -8,8 +8,8 @@ import marshal
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from kbq.errors import AmbiguousTermError, UnknownTermError
 from kbq.executor import Table, Value
@@ -61,15 +61,13 @@ def normalise(text: str) -> str:
     return _STRIP.sub("", text.casefold())
 
 
-@dataclass(frozen=True)
-class Term:
+class Term(NamedTuple):
     iri: str
     label: str
     kinds: frozenset[str]
 
 
-@dataclass(frozen=True)
-class Key:
+class Key(NamedTuple):
     """A query key: a property the ontology marks with kbq:queryKey."""
 
     iri: str
@@ -93,23 +91,24 @@ class Key:
         return self.range is not None and not self.range.startswith(XSD)
 
 
-@dataclass(frozen=True)
-class Unit:
+class Unit(NamedTuple):
     iri: str
     symbol: str
     dimension: str
     factor: float
 
 
-@dataclass
 class Catalog:
-    terms: dict[str, Term] = field(default_factory=dict)
-    by_name: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
-    keys: dict[str, Key] = field(default_factory=dict)  # normalised key or alias -> Key
-    keys_by_iri: dict[str, Key] = field(default_factory=dict)
-    units: dict[str, Unit] = field(default_factory=dict)  # normalised name -> Unit
-    dense_threshold: int = 8
-    default_authority: str | None = None
+    """Names, keys and units of one KB (a plain class: cheap to define on the query path)."""
+
+    def __init__(self) -> None:
+        self.terms: dict[str, Term] = {}
+        self.by_name: dict[str, set[str]] = defaultdict(set)
+        self.keys: dict[str, Key] = {}  # normalised key or alias -> Key
+        self.keys_by_iri: dict[str, Key] = {}
+        self.units: dict[str, Unit] = {}  # normalised name -> Unit
+        self.dense_threshold = 8
+        self.default_authority: str | None = None
 
     # --- reading ---------------------------------------------------------------------------
 
@@ -200,8 +199,8 @@ class Catalog:
             "terms": [[t.iri, t.label, sorted(t.kinds)] for t in self.terms.values()],
             "by_name": {k: sorted(v) for k, v in self.by_name.items()},
             "keys": {k: v.iri for k, v in self.keys.items()},
-            "keys_by_iri": [asdict(k) for k in self.keys_by_iri.values()],
-            "units": {k: asdict(u) for k, u in self.units.items()},
+            "keys_by_iri": [k._asdict() for k in self.keys_by_iri.values()],
+            "units": {k: u._asdict() for k, u in self.units.items()},
             "dense_threshold": self.dense_threshold,
             "default_authority": self.default_authority,
         }

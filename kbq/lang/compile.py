@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import datetime
 import re
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from kbq.errors import QueryError, UnknownTermError
 from kbq.lang import ast, terms
@@ -18,16 +18,14 @@ _TRUE = {"yes", "true", "y", "1"}
 _FALSE = {"no", "false", "n", "0"}
 
 
-@dataclass(frozen=True)
-class Constraint:
+class Constraint(NamedTuple):
     """A condition on ?gpu, as a self-contained SPARQL expression, with its words."""
 
     text: str
     sparql: str
 
 
-@dataclass(frozen=True)
-class Profile:
+class Profile(NamedTuple):
     iri: str
     label: str
     authority: str
@@ -40,28 +38,38 @@ class Profile:
     groups: tuple[tuple[Key, ...], ...]
 
 
-@dataclass(frozen=True)
-class MemoryFit:
+class MemoryFit(NamedTuple):
     model: str
     recipe: str
     params: float
     needed_gb: float
 
 
-@dataclass
 class Plan:
-    kind: str
-    sparql: str
-    columns: list[str]
-    units: dict[str, str] = field(default_factory=dict)
-    explanation: list[str] = field(default_factory=list)
-    constraints: list[Constraint] = field(default_factory=list)
-    profile: Profile | None = None
-    fit: MemoryFit | None = None
-    subject: str | None = None  # describe / why: the IRI asked about
-    compare: list[str] = field(default_factory=list)
-    limit: int | None = None
-    workload: str | None = None
+    """A compiled question: the SPARQL, what its columns mean, and how it was derived."""
+
+    def __init__(
+        self,
+        kind: str,
+        sparql: str,
+        columns: list[str],
+        units: dict[str, str] | None = None,
+        explanation: list[str] | None = None,
+        constraints: list[Constraint] | None = None,
+        profile: Profile | None = None,
+        fit: MemoryFit | None = None,
+        *,
+        subject: str | None = None,  # describe / why: the IRI asked about
+        compare: list[str] | None = None,
+        limit: int | None = None,
+        workload: str | None = None,
+    ) -> None:
+        self.kind, self.sparql, self.columns = kind, sparql, columns
+        self.units = units or {}
+        self.explanation = explanation or []
+        self.constraints = constraints or []
+        self.profile, self.fit = profile, fit
+        self.subject, self.compare, self.limit, self.workload = subject, compare or [], limit, workload
 
 
 class Compiler:

@@ -3,8 +3,6 @@ IRIs, pivots for describe/compare, the derivation for why, and which constraint 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from kbq.errors import NoResultError
 from kbq.executor import Value
 from kbq.lang import terms
@@ -15,18 +13,30 @@ from kbq.lang.parse import parse
 DCT_SOURCE = "http://purl.org/dc/terms/source"
 
 
-@dataclass
 class Result:
     """The answer's fields; kbq.models.Answer validates from these attributes."""
 
-    question: str
-    kind: str
-    columns: list[str]
-    rows: list[list[Value]]
-    sparql: str
-    explanation: list[str] = field(default_factory=list)
-    removed: list[list[Value]] = field(default_factory=list)
-    units: dict[str, str] = field(default_factory=dict)
+    FIELDS = ("question", "kind", "columns", "rows", "units", "sparql", "explanation", "removed")
+
+    def __init__(
+        self,
+        *,
+        question: str,
+        kind: str,
+        columns: list[str],
+        rows: list[list[Value]],
+        sparql: str,
+        explanation: list[str] | None = None,
+        removed: list[list[Value]] | None = None,
+        units: dict[str, str] | None = None,
+    ) -> None:
+        self.question, self.kind, self.columns, self.rows, self.sparql = question, kind, columns, rows, sparql
+        self.explanation = explanation or []
+        self.removed = removed or []
+        self.units = units or {}
+
+    def to_dict(self) -> dict[str, object]:
+        return {f: getattr(self, f) for f in self.FIELDS}
 
 
 def compile_question(text: str, catalog: Catalog, run: Run) -> Plan:
