@@ -86,6 +86,14 @@ def main() -> None:
         ],
         "floor (pyoxigraph, compiled question)": floor_cmd(path, compiled),
         f'kbq "{QUESTION}"': cli,
+        "KnowledgeBase.default().table(Q) (no pydantic)": [
+            sys.executable,
+            "-c",
+            f"from kbq import KnowledgeBase; KnowledgeBase.default().table({Q!r})",
+        ],
+        "reference: python -c 'from pydantic import BaseModel'": [sys.executable, "-c", "from pydantic import BaseModel"],
+        "reference: python -c 'import lark, argparse'": [sys.executable, "-c", "import lark, argparse"],
+        "reference: python -c pass": [sys.executable, "-c", "pass"],
     }
     times = timed(cases, args.runs)
     med = {k: statistics.median(v) for k, v in times.items()}
@@ -97,6 +105,7 @@ def main() -> None:
         *(f"  {name:45s} {med[name] * 1000:7.1f} ms" for name in names),
         f"  ratio library / floor: {med[names[1]] / med[names[0]]:.2f}x   (target <= 2x)",
         f"  ratio kbq command / floor: {med[names[3]] / med[names[2]]:.2f}x   (target <= 3x)",
+        f"  ratio library .table() / floor: {med[names[4]] / med[names[0]]:.2f}x (same query, no pydantic model)",
         f"  in-process parse of one question: median {parse_s * 1e6:.0f} us;"
         f" parse + compile (with KB look-ups): median {compile_s * 1e3:.2f} ms",
     ]

@@ -76,7 +76,8 @@ class KnowledgeBase:
         from kbq.models import SparqlResult
 
         table = self._run(query)
-        return SparqlResult(columns=table.columns, rows=table.rows)
+        # The executor already typed every value; construct without re-validating.
+        return SparqlResult.model_construct(columns=table.columns, rows=table.rows)
 
     @property
     def catalog(self) -> Catalog:

@@ -8,7 +8,9 @@ Value = str | int | float | bool | None
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    # defer_build: the validation schema is built on first validation, not at import, so a
+    # cold `.sparql()` (which constructs already-typed data) does not pay for it.
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
 
 class SparqlResult(_Frozen):
