@@ -18,10 +18,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from make_synthetic import write
+from report import record
 
 from kbq import snapshot
-
-RESULTS = Path(__file__).resolve().parent / "results" / "build.txt"
 
 
 def build(folder: Path, *, engine: str = "reasonable", overlays: list[Path] | None = None) -> snapshot.SnapshotInfo:
@@ -53,10 +52,7 @@ def main() -> None:
         f" {big.inferred} inferred, reasoning {big.reason_seconds:.2f} s) = {big.build_seconds / base:.1f}x the shipped build"
         f" for {big.asserted / shipped[0].asserted:.0f}x the triples   (target < 60 s)",
     ]
-    report = "\n".join(lines)
-    print(report)
-    RESULTS.parent.mkdir(exist_ok=True)
-    RESULTS.write_text(report + "\n", encoding="utf-8")
+    record(lines, "build.txt")
 
 
 if __name__ == "__main__":

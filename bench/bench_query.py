@@ -21,7 +21,9 @@ from pathlib import Path
 
 Q = "SELECT ?g ?l WHERE { ?g a <https://kbq.dev/ontology#GPU> ; <http://www.w3.org/2000/01/rdf-schema#label> ?l } ORDER BY ?l"
 QUESTION = "gpu for lstm where cooling=blower"
-RESULTS = Path(__file__).resolve().parent / "results" / "query.txt"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from report import record  # noqa: E402
 
 
 def wall(cmd: list[str]) -> float:
@@ -109,10 +111,7 @@ def main() -> None:
         f"  in-process parse of one question: median {parse_s * 1e6:.0f} us;"
         f" parse + compile (with KB look-ups): median {compile_s * 1e3:.2f} ms",
     ]
-    report = "\n".join(lines)
-    print(report)
-    RESULTS.parent.mkdir(exist_ok=True)
-    RESULTS.write_text(report + "\n", encoding="utf-8")
+    record(lines, "query.txt")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import json
 import os
 import shutil
 import socket
@@ -61,6 +62,20 @@ def kbq_env() -> dict[str, str]:
         os.environ["KBQ_CACHE_DIR"] = folder
     _SESSION.setdefault("cache", os.environ["KBQ_CACHE_DIR"])
     return {**os.environ, "KBQ_CACHE_DIR": _SESSION["cache"], "PYTHONUNBUFFERED": "1"}
+
+
+def cli_json(question: str, *extra: str) -> dict[str, object]:
+    """`kbq QUESTION --format json [EXTRA...]` run as a real command."""
+    done = subprocess.run(
+        [sys.executable, "-m", "kbq", question, "--format", "json", *extra],
+        capture_output=True,
+        text=True,
+        env=kbq_env(),
+        cwd=ROOT,
+        timeout=120,
+        check=True,
+    )
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
 
 
 def free_port() -> int:

@@ -3,7 +3,6 @@ golden question through KnowledgeBase.remote(url) must give the embedded engine'
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -11,7 +10,7 @@ from pathlib import Path
 
 import pyoxigraph as ox
 import pytest
-from server_helpers import ROOT, ServerProcess, golden_questions, kbq_env, oxigraph_binary, shared_kbq, start_oxigraph
+from server_helpers import ROOT, ServerProcess, cli_json, golden_questions, kbq_env, oxigraph_binary, shared_kbq, start_oxigraph
 
 from kbq.api import KnowledgeBase
 from kbq.errors import KbqError, QueryTimeoutError, SparqlError
@@ -90,19 +89,7 @@ def test_export_formats_hold_the_same_triples(exported: Path, embedded: Knowledg
 def test_endpoint_option_of_the_command(oxigraph: ServerProcess) -> None:
     question = "gpu for lstm where cooling=blower"
 
-    def cli(*extra: str) -> dict[str, object]:
-        done = subprocess.run(
-            [sys.executable, "-m", "kbq", question, "--format", "json", *extra],
-            capture_output=True,
-            text=True,
-            env=kbq_env(),
-            cwd=ROOT,
-            timeout=120,
-            check=True,
-        )
-        return json.loads(done.stdout)  # type: ignore[no-any-return]
-
-    assert cli("--endpoint", oxigraph.url + "/query") == cli()
+    assert cli_json(question, "--endpoint", oxigraph.url + "/query") == cli_json(question)
 
 
 @pytest.mark.server

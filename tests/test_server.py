@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import signal
 import socket
 import subprocess
@@ -24,7 +23,7 @@ from typing import Any
 import httpx
 import pyoxigraph as ox
 import pytest
-from server_helpers import ROOT, ServerProcess, children, kbq_env, shared_kbq, start_kbq
+from server_helpers import ServerProcess, children, cli_json, kbq_env, shared_kbq, start_kbq
 from SPARQLWrapper import CSV, JSON, TURTLE, XML, SPARQLWrapper
 
 from kbq.resources import INFERRED_GRAPH
@@ -351,19 +350,6 @@ def test_result_size_limit(http: httpx.Client) -> None:
 
 
 # --- /ask ---------------------------------------------------------------------------------
-
-
-def cli_json(question: str) -> dict[str, object]:
-    done = subprocess.run(
-        [sys.executable, "-m", "kbq", question, "--format", "json"],
-        capture_output=True,
-        text=True,
-        env=kbq_env(),
-        cwd=ROOT,
-        timeout=120,
-        check=True,
-    )
-    return json.loads(done.stdout)  # type: ignore[no-any-return]
 
 
 @pytest.mark.parametrize(
