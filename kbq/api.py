@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     import pyoxigraph
 
     from kbq.lang.catalog import Catalog
+    from kbq.lang.plans import PlanCache
     from kbq.models import GPU, Answer, Entity, SparqlResult
 
 
@@ -93,10 +94,25 @@ class KnowledgeBase:
         return self._catalog
 
     def answer(self, text: str, *, explain: bool = False) -> object:
-        """Compile and run a kbq question; returns the internal answer (see `ask`)."""
-        from kbq.lang.run import run_question
+        """Compile and run a kbq question; returns the internal answer (see `ask`).
 
-        return run_question(text, self.catalog, self._run, explain=explain)
+        Compiled questions are cached beside an embedded snapshot (kbq.lang.plans)."""
+        from kbq.lang.run import compile_question, run_plan
+
+        cache = self._plan_cache()
+        plan = cache.get(text) if cache else None
+        if plan is None:
+            plan = compile_question(text, self.catalog, self._run)
+            if cache:
+                cache.put(text, plan)
+        return run_plan(text, plan, self.catalog, self._run, explain=explain)
+
+    def _plan_cache(self) -> PlanCache | None:
+        if self.info is None or os.environ.get("KBQ_NO_PLAN_CACHE"):
+            return None
+        from kbq.lang.plans import PlanCache
+
+        return PlanCache(os.path.join(self.info.path, "plans"))
 
     def ask(self, text: str, *, explain: bool = False) -> Answer:
         """Answer a kbq question (e.g. 'gpu for lstm where cooling=blower')."""

@@ -71,6 +71,32 @@ class Plan:
         self.profile, self.fit = profile, fit
         self.subject, self.compare, self.limit, self.workload = subject, compare or [], limit, workload
 
+    def to_data(self) -> tuple[object, ...]:
+        """Plain tuples, lists and strings (marshal-able) for the plan cache."""
+        profile = None
+        if self.profile is not None:
+            groups = tuple(tuple(tuple(k) for k in g) for g in self.profile.groups)
+            profile = (*self.profile[:-1], groups)
+        return (
+            self.kind, self.sparql, self.columns, self.units, self.explanation,
+            [tuple(c) for c in self.constraints], profile, tuple(self.fit) if self.fit else None,
+            self.subject, self.compare, self.limit, self.workload,
+        )  # fmt: skip
+
+    @classmethod
+    def from_data(cls, data: tuple[object, ...]) -> Plan:
+        kind, sparql, columns, units, explanation, constraints, profile, fit, subject, compare, limit, workload = data
+        prof = None
+        if profile is not None:
+            *fields, groups = profile  # type: ignore[misc]
+            prof = Profile(*fields, groups=tuple(tuple(Key(*k) for k in g) for g in groups))
+        return cls(
+            kind, sparql, columns, units, explanation,  # type: ignore[arg-type]
+            [Constraint(*c) for c in constraints],  # type: ignore[union-attr]
+            prof, MemoryFit(*fit) if fit else None,  # type: ignore[misc]
+            subject=subject, compare=compare, limit=limit, workload=workload,  # type: ignore[arg-type]
+        )  # fmt: skip
+
 
 class Compiler:
     def __init__(self, catalog: Catalog, run: Run, text: str) -> None:

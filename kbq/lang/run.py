@@ -8,7 +8,6 @@ from kbq.executor import Value
 from kbq.lang import terms
 from kbq.lang.catalog import KBQ_NS, PREFIXES, Catalog, Run
 from kbq.lang.compile import Compiler, Plan
-from kbq.lang.parse import parse
 
 DCT_SOURCE = "http://purl.org/dc/terms/source"
 
@@ -41,6 +40,8 @@ class Result:
 
 def compile_question(text: str, catalog: Catalog, run: Run) -> Plan:
     """Parse and compile; `run` answers the compiler's small look-ups (profiles, memory needs)."""
+    from kbq.lang.parse import parse  # imports lark: only when a question is not in the plan cache
+
     return Compiler(catalog, run, text).compile(parse(text))
 
 
@@ -156,7 +157,11 @@ def _why(plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run) -> tup
 
 
 def run_question(text: str, catalog: Catalog, run: Run, *, explain: bool = False) -> Result:
-    plan = compile_question(text, catalog, run)
+    return run_plan(text, compile_question(text, catalog, run), catalog, run, explain=explain)
+
+
+def run_plan(text: str, plan: Plan, catalog: Catalog, run: Run, *, explain: bool = False) -> Result:
+    """Execute a compiled question and shape its answer."""
     table = run(plan.sparql)
     rows = table.rows
     explanation = list(plan.explanation)

@@ -1,0 +1,61 @@
+"""Compiled questions cached beside the snapshot give the same answers as fresh compiles,
+and a stale, corrupt or foreign entry is never trusted."""
+
+from __future__ import annotations
+
+import marshal
+import os
+from pathlib import Path
+
+import pytest
+from test_golden import QUESTIONS, answer_record
+
+from kbq.lang.plans import PlanCache
+from kbq.lang.run import compile_question, run_plan
+
+
+@pytest.fixture()
+def cache(kb, tmp_path: Path) -> PlanCache:  # type: ignore[no-untyped-def]
+    return PlanCache(str(tmp_path / "plans"))
+
+
+def test_cached_plans_answer_every_golden_question_the_same(kb, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KBQ_NO_PLAN_CACHE", "1")
+    fresh = [answer_record(kb, q) for q in QUESTIONS]
+    monkeypatch.delenv("KBQ_NO_PLAN_CACHE")
+    first = [answer_record(kb, q) for q in QUESTIONS]  # fills the cache
+    again = [answer_record(kb, q) for q in QUESTIONS]  # served from it
+    assert fresh == first == again
+
+
+def test_round_trip_keeps_every_field(kb, cache: PlanCache) -> None:
+    for question in ["why quadro rtx 8000 for bert on dense 9-card chassis", "gpu for llama 2 70b inference at int4"]:
+        plan = compile_question(question, kb.catalog, kb.table)
+        cache.put(question, plan)
+        loaded = cache.get(question)
+        assert loaded is not None and loaded.to_data() == plan.to_data()
+        assert run_plan(question, loaded, kb.catalog, kb.table).rows == run_plan(question, plan, kb.catalog, kb.table).rows
+
+
+def test_stale_or_corrupt_entries_are_ignored(kb, cache: PlanCache) -> None:
+    question = "frameworks for rnn"
+    cache.put(question, compile_question(question, kb.catalog, kb.table))
+    path = cache._path(question)
+    stamp, text, data = marshal.loads(Path(path).read_bytes())
+    Path(path).write_bytes(marshal.dumps(("kbq-0.0.0;other compiler", text, data)))
+    assert cache.get(question) is None
+    Path(path).write_bytes(b"\x00garbage")
+    assert cache.get(question) is None
+    Path(path).write_bytes(marshal.dumps((stamp, "another question", data)))
+    assert cache.get(question) is None
+
+
+def test_a_question_that_fails_is_not_cached(kb) -> None:
+    from kbq.errors import UnknownTermError
+
+    folder = os.path.join(kb.info.path, "plans")
+    before = set(os.listdir(folder)) if os.path.isdir(folder) else set()
+    with pytest.raises(UnknownTermError):
+        kb.answer("gpu for no-such-workload-at-all")
+    after = set(os.listdir(folder)) if os.path.isdir(folder) else set()
+    assert after == before
