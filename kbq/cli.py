@@ -53,7 +53,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--endpoint", metavar="URL", help="ask an external SPARQL endpoint holding `kbq export` data")
 
 
-def _open(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def _open(args: argparse.Namespace):
     from kbq.api import KnowledgeBase
 
     if getattr(args, "endpoint", None):
@@ -61,7 +61,7 @@ def _open(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     return KnowledgeBase.load(*args.kb, progress=_progress, engine=os.environ.get("KBQ_ENGINE", "reasonable"))
 
 
-def _print_answer(result, fmt: str, out: TextIO, *, explain: bool) -> None:  # type: ignore[no-untyped-def]
+def _print_answer(result, fmt: str, out: TextIO, *, explain: bool) -> None:
     from kbq import output
 
     if fmt == "json":

@@ -8,6 +8,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import cast
 
 import pyoxigraph as ox
 import rdflib
@@ -44,6 +45,14 @@ def to_ox(term: rdflib.term.Node) -> ox.NamedNode | ox.BlankNode | ox.Literal:
     if term.datatype:
         return ox.Literal(str(term), datatype=ox.NamedNode(str(term.datatype)))
     return ox.Literal(str(term))
+
+
+def to_ox_quad(s: rdflib.term.Node, p: rdflib.term.Node, o: rdflib.term.Node, graph: ox.NamedNode | None = None) -> ox.Quad:
+    """A reasoned triple as a pyoxigraph quad (in the default graph unless `graph` is given).
+
+    reason.normalise drops triples with a literal subject and predicates are always IRIs, so
+    the casts only state what rdflib's one Node type cannot."""
+    return ox.Quad(cast(ox.NamedNode | ox.BlankNode, to_ox(s)), cast(ox.NamedNode, to_ox(p)), to_ox(o), graph)
 
 
 @dataclass

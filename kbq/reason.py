@@ -18,7 +18,7 @@ import rdflib
 from rdflib import OWL, RDF, RDFS, XSD, Literal, URIRef
 
 from kbq.errors import InconsistencyError, KnowledgeFileError
-from kbq.loader import Triple, from_ox, to_ox
+from kbq.loader import Triple, from_ox, to_ox_quad
 
 MAX_ROUNDS = 20
 _BUILTIN = (
@@ -82,7 +82,7 @@ class _Closure:
     def add(self, triples: Iterable[Triple]) -> Iterable[Triple]:
         if self.engine is Engine.REASONABLE:
             self._reasoner.from_graph(list(triples))  # appends; the next reason() is incremental
-            return self._reasoner.reason()  # type: ignore[no-any-return]
+            return self._reasoner.reason()
         import owlrl
 
         for t in triples:
@@ -104,13 +104,15 @@ def load_rules(paths: list[Path]) -> list[tuple[Path, str]]:
 
 
 def _add(store: ox.Store, triples: Iterable[Triple]) -> None:
-    store.bulk_extend(ox.Quad(to_ox(s), to_ox(p), to_ox(o)) for s, p, o in triples)
+    store.bulk_extend(to_ox_quad(s, p, o) for s, p, o in triples)
 
 
 def _apply_rules(store: ox.Store, rules: list[tuple[Path, str]], known: set[Triple]) -> set[Triple]:
     derived: set[Triple] = set()
     for _path, text in rules:
-        for t in store.query(text):
+        result = store.query(text)
+        assert isinstance(result, ox.QueryTriples), "rules are CONSTRUCT queries"
+        for t in result:
             triple = (from_ox(t.subject), from_ox(t.predicate), from_ox(t.object))
             if triple not in known and (n := normalise(triple)) is not None and n not in known:
                 derived.add(n)
@@ -121,7 +123,9 @@ def check_consistency(store: ox.Store, checks: list[tuple[Path, str]]) -> None:
     """Run the inconsistency checks (SELECT ?subject ?message); raise listing every finding."""
     found = []
     for path, text in checks:
-        for row in store.query(text):
+        result = store.query(text)
+        assert isinstance(result, ox.QuerySolutions), "checks are SELECT queries"
+        for row in result:
             found.append(f"{row['subject'].value}: {row['message'].value} (check {path.name})")
     if found:
         raise InconsistencyError("inconsistent knowledge:\n  " + "\n  ".join(sorted(set(found))))

@@ -141,6 +141,7 @@ def build(
     import json
     import shutil
     import uuid
+    from functools import partial
     from pathlib import Path
 
     from kbq import loader, reason
@@ -163,14 +164,14 @@ def build(
     store = ox.Store(str(tmp))
     asserted_graph = ox.NamedNode(resources.ASSERTED_GRAPH)
     inferred_graph = ox.NamedNode(resources.INFERRED_GRAPH)
-    to_ox = loader.to_ox
+    to_ox_quad = loader.to_ox_quad
     store.bulk_extend(ox.Quad(t.subject, t.predicate, t.object, asserted_graph) for t in loaded.ox_triples)
-    store.bulk_extend(ox.Quad(to_ox(s), to_ox(p), to_ox(o), inferred_graph) for s, p, o in inference.inferred)
+    store.bulk_extend(to_ox_quad(s, p, o, inferred_graph) for s, p, o in inference.inferred)
     store.flush()
     from kbq.executor import select
     from kbq.lang.catalog import Catalog
 
-    Catalog.read(lambda q, s=store: select(s, q)).dump(tmp / CATALOG)
+    Catalog.read(partial(select, store)).dump(tmp / CATALOG)
     del store
     info = SnapshotInfo(
         path=str(path),

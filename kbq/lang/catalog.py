@@ -183,14 +183,14 @@ class Catalog:
                 factor=u.factor if u else 1.0,
                 higher_is_better=higher is not False,
                 order=int(order) if order is not None else 100,
-                domain=str(domain) if domain else None,  # type: ignore[arg-type]
+                domain=str(domain) if domain else None,
             )
             self.keys_by_iri[k.iri] = k
             self.keys[normalise(k.key)] = k
         aliases = run(PREFIXES + "SELECT ?p ?alt WHERE { ?p kbq:queryKey ?k ; skos:altLabel ?alt }").rows
         for p, alt in aliases:
-            if (k := self.keys_by_iri.get(str(p))) is not None:
-                self.keys.setdefault(normalise(str(alt)), k)
+            if (aliased := self.keys_by_iri.get(str(p))) is not None:
+                self.keys.setdefault(normalise(str(alt)), aliased)
 
     # --- a cached copy beside the snapshot (the catalog is derived from it) ------------------
 

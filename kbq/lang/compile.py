@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import datetime
 import re
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from kbq.errors import QueryError, UnknownTermError
 from kbq.lang import ast, terms
@@ -16,6 +16,16 @@ RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
 _QUANTITY = re.compile(r"^\$?\s*(\d+(?:\.\d+)?)\s*(.*)$")
 _TRUE = {"yes", "true", "y", "1"}
 _FALSE = {"no", "false", "n", "0"}
+
+if TYPE_CHECKING:
+    # A plan as plain tuples, lists and strings for the plan cache (marshal refuses NamedTuples)
+    KeyData = tuple[str, str, str, str | None, str | None, str, str | None, float, bool, int, str | None]
+    ProfileData = tuple[str, str, str, str, str, str, str, str, str, tuple[tuple[KeyData, ...], ...]]
+    PlanData = tuple[
+        str, str, list[str], dict[str, str], list[str], list[tuple[str, str]],
+        ProfileData | None, tuple[str, str, float, float] | None,
+        str | None, list[str], int | None, str | None,
+    ]  # fmt: skip
 
 
 class Constraint(NamedTuple):
@@ -71,30 +81,29 @@ class Plan:
         self.profile, self.fit = profile, fit
         self.subject, self.compare, self.limit, self.workload = subject, compare or [], limit, workload
 
-    def to_data(self) -> tuple[object, ...]:
-        """Plain tuples, lists and strings (marshal-able) for the plan cache."""
-        profile = None
+    def to_data(self) -> PlanData:
+        """Plain tuples, lists and strings (marshal-able) for the plan cache; (*x,) is x as a plain tuple."""
+        profile: ProfileData | None = None
         if self.profile is not None:
-            groups = tuple(tuple(tuple(k) for k in g) for g in self.profile.groups)
+            groups = tuple(tuple((*k,) for k in g) for g in self.profile.groups)
             profile = (*self.profile[:-1], groups)
         return (
             self.kind, self.sparql, self.columns, self.units, self.explanation,
-            [tuple(c) for c in self.constraints], profile, tuple(self.fit) if self.fit else None,
+            [(*c,) for c in self.constraints], profile, (*self.fit,) if self.fit else None,
             self.subject, self.compare, self.limit, self.workload,
         )  # fmt: skip
 
     @classmethod
-    def from_data(cls, data: tuple[object, ...]) -> Plan:
+    def from_data(cls, data: PlanData) -> Plan:
         kind, sparql, columns, units, explanation, constraints, profile, fit, subject, compare, limit, workload = data
         prof = None
         if profile is not None:
-            *fields, groups = profile  # type: ignore[misc]
-            prof = Profile(*fields, groups=tuple(tuple(Key(*k) for k in g) for g in groups))
+            prof = Profile(*profile[:-1], groups=tuple(tuple(Key(*k) for k in g) for g in profile[-1]))
         return cls(
-            kind, sparql, columns, units, explanation,  # type: ignore[arg-type]
-            [Constraint(*c) for c in constraints],  # type: ignore[union-attr]
-            prof, MemoryFit(*fit) if fit else None,  # type: ignore[misc]
-            subject=subject, compare=compare, limit=limit, workload=workload,  # type: ignore[arg-type]
+            kind, sparql, columns, units, explanation,
+            [Constraint(*c) for c in constraints],
+            prof, MemoryFit(*fit) if fit else None,
+            subject=subject, compare=compare, limit=limit, workload=workload,
         )  # fmt: skip
 
 
@@ -179,8 +188,8 @@ class Compiler:
         if len(pick) > 1:
             primary = [p for p in pick if p["primary"] is True]
             chosen = primary[0] if primary else pick[0]
-            others = ", ".join(str(p["label"]) for p in pick if p is not chosen)
-            notes.append(f"{what} uses several families; ranked by {chosen['label']} (also applies: {others})")
+            also = ", ".join(str(p["label"]) for p in pick if p is not chosen)
+            notes.append(f"{what} uses several families; ranked by {chosen['label']} (also applies: {also})")
         else:
             chosen = pick[0]
         return self.profile(chosen), notes
@@ -380,8 +389,8 @@ class Compiler:
             )
         # columns: profile attributes, then keys the question mentions, then release and cooling
         shown: list[Key] = [k for g in (profile.groups if profile else ()) for k in g]
-        for c in _keys_in(q.where):
-            key = self.cat.key(c.text, query=self.text, column=c.column)
+        for name in _keys_in(q.where):
+            key = self.cat.key(name.text, query=self.text, column=name.column)
             if key not in shown and key.iri != KBQ_NS + "availableCooling":
                 shown.append(key)
         order_key = self.cat.key(q.order.key.text, query=self.text, column=q.order.key.column) if q.order else None
@@ -504,7 +513,7 @@ class Compiler:
             raise self.error(
                 f"{q.kind} for {target.label if target else ''} is not a question kbq can answer",
                 q.target.column if q.target else 1,
-            )  # type: ignore[union-attr]
+            )
         sparql = (
             PREFIXES
             + "SELECT DISTINCT ?item ?name"

@@ -188,7 +188,7 @@ def parse(text: str) -> ast.Question:
         raise KbqSyntaxError("empty question", query=text, column=1, expected=["gpu", "describe", "compare"])
     try:
         tree = parser().parse(text)
-        return _ToAst().transform(tree)  # type: ignore[no-any-return]
+        return _ToAst().transform(tree)
     except UnexpectedToken as exc:
         found = "end of question" if exc.token.type == "$END" else f"'{exc.token}'"
         column = exc.column if isinstance(exc.column, int) and exc.column > 0 else len(text) + 1
@@ -197,7 +197,11 @@ def parse(text: str) -> ast.Question:
         raise KbqSyntaxError(f"unexpected {found}", query=text, column=column, expected=_expected(exc)) from None
     except UnexpectedCharacters as exc:
         raise KbqSyntaxError(
-            f"unexpected character '{text[exc.pos_in_stream]}'", query=text, column=exc.column, expected=_expected(exc)
+            # lark declares pos_in_stream as None on UnexpectedInput; UnexpectedCharacters always sets an int
+            f"unexpected character '{text[exc.pos_in_stream]}'",  # type: ignore[index]
+            query=text,
+            column=exc.column,
+            expected=_expected(exc),
         ) from None
     except UnexpectedEOF as exc:
         raise KbqSyntaxError("the question ends too early", query=text, column=len(text) + 1, expected=_expected(exc)) from None

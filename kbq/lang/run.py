@@ -108,7 +108,7 @@ def _describe(plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run) -
 
 
 def _compare(plan: Plan, rows: list[list[Value]], catalog: Catalog) -> list[list[Value]]:
-    by_gpu: dict[str, dict[str, list[str]]] = {g: {} for g in plan.compare}
+    by_gpu: dict[str, dict[str, list[Value]]] = {g: {} for g in plan.compare}
     for gpu, p, _value, label in rows:
         key = catalog.keys_by_iri.get(str(p))
         name = key.key if key else ("source" if p == DCT_SOURCE else None)
@@ -117,7 +117,7 @@ def _compare(plan: Plan, rows: list[list[Value]], catalog: Catalog) -> list[list
         cell = by_gpu[str(gpu)].setdefault(name, [])
         text = catalog.label(label) if isinstance(label, str) else label
         if text not in cell:
-            cell.append(text)  # type: ignore[arg-type]
+            cell.append(text)
     out = []
     for key in catalog.gpu_keys():
         if any(key.key in by_gpu[g] for g in plan.compare):
@@ -141,11 +141,11 @@ def _why(plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run) -> tup
         explanation.insert(0, f"{name} is not a candidate: removed by {reasons}")
         return [], explanation
     explanation.insert(0, f"{name} ranks #{position + 1} of {len(rows)} candidates")
-    table = []
+    table: list[list[Value]] = []
     col = {c: i for i, c in enumerate(plan.columns)}
     for rank, group in enumerate(plan.profile.groups if plan.profile else (), start=1):
         for key in group:
-            values = [r[col[key.key]] for r in rows if isinstance(r[col[key.key]], (int, float))]
+            values = [v for v in (r[col[key.key]] for r in rows) if isinstance(v, (int, float))]
             best = max(values) if values else None
             mine = rows[position][col[key.key]]
             table.append([rank, key.key, mine, best, key.unit_symbol])
