@@ -38,6 +38,7 @@ class KnowledgeBase:
         self.store = store
         self.endpoint = endpoint
         self._catalog: Catalog | None = None
+        self._plans: PlanCache | None = None
 
     # --- construction -------------------------------------------------------------------
 
@@ -110,9 +111,11 @@ class KnowledgeBase:
     def _plan_cache(self) -> PlanCache | None:
         if self.info is None or os.environ.get("KBQ_NO_PLAN_CACHE"):
             return None
-        from kbq.lang.plans import PlanCache
+        if self._plans is None:
+            from kbq.lang.plans import PlanCache
 
-        return PlanCache(os.path.join(self.info.path, "plans"))
+            self._plans = PlanCache(os.path.join(self.info.path, "plans"))
+        return self._plans
 
     def ask(self, text: str, *, explain: bool = False) -> Answer:
         """Answer a kbq question (e.g. 'gpu for lstm where cooling=blower')."""

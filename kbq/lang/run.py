@@ -156,10 +156,6 @@ def _why(plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run) -> tup
     return table, explanation
 
 
-def run_question(text: str, catalog: Catalog, run: Run, *, explain: bool = False) -> Result:
-    return run_plan(text, compile_question(text, catalog, run), catalog, run, explain=explain)
-
-
 def run_plan(text: str, plan: Plan, catalog: Catalog, run: Run, *, explain: bool = False) -> Result:
     """Execute a compiled question and shape its answer."""
     table = run(plan.sparql)
@@ -208,4 +204,4 @@ def run_plan(text: str, plan: Plan, catalog: Catalog, run: Run, *, explain: bool
     )
 
 
-__all__ = ["KBQ_NS", "Result", "compile_question", "run_question"]
+__all__ = ["KBQ_NS", "Result", "compile_question", "run_plan"]
