@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
     from kbq.lang.catalog import Catalog
     from kbq.lang.plans import PlanCache
+    from kbq.lang.run import Result
     from kbq.models import GPU, Answer, Entity, SparqlResult
 
 
@@ -94,7 +95,7 @@ class KnowledgeBase:
                 self._catalog = Catalog.read(self._run)
         return self._catalog
 
-    def answer(self, text: str, *, explain: bool = False) -> object:
+    def answer(self, text: str, *, explain: bool = False) -> Result:
         """Compile and run a kbq question; returns the internal answer (see `ask`).
 
         Compiled questions are cached beside an embedded snapshot (kbq.lang.plans)."""
@@ -151,7 +152,7 @@ class KnowledgeBase:
             text += f" limit {int(limit)}"
         answer = self.answer(text)
         gpus = []
-        for iri in [row[0] for row in answer.rows]:  # type: ignore[attr-defined]
+        for iri in [row[0] for row in answer.rows]:
             gpus.append(GPU.model_validate(self.catalog.gpu_record(str(iri), self._run)))
         return gpus
 

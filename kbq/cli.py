@@ -65,15 +65,7 @@ def _print_answer(result, fmt: str, out: TextIO, *, explain: bool) -> None:
     from kbq import output
 
     if fmt == "json":
-        print(
-            output.to_json(
-                {
-                    k: getattr(result, k)
-                    for k in ("question", "kind", "columns", "rows", "units", "sparql", "explanation", "removed")
-                }
-            ),
-            file=out,
-        )
+        print(output.to_json(result.to_dict()), file=out)
         return
     if fmt == "csv":
         print(output.to_csv(result.columns, result.rows), file=out)

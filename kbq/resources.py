@@ -66,12 +66,6 @@ def _paths(items: list[str]) -> list[Path]:
     return [Path(p) for p in items]
 
 
-def data_dir() -> Path:
-    from pathlib import Path
-
-    return Path(data_root())
-
-
 def knowledge_files() -> list[Path]:
     return _paths(knowledge_paths())
 

@@ -132,8 +132,7 @@ class Worker:
 
         try:
             result = self.kb.answer(text, explain=explain)
-            fields = ("question", "kind", "columns", "rows", "units", "sparql", "explanation", "removed")
-            return {"status": 200}, output.to_json({k: getattr(result, k) for k in fields}).encode()
+            return {"status": 200}, output.to_json(result.to_dict()).encode()
         except NoResultError as exc:
             plan = compile_question(text, self.kb.catalog, self.kb.table)
             payload = {

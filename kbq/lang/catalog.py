@@ -226,10 +226,6 @@ class Catalog:
         term = self.terms.get(str(iri))
         return term.label if term else str(iri)
 
-    def of_kind(self, kinds: Iterable[str]) -> list[Term]:
-        wanted = set(kinds)
-        return [t for t in self.terms.values() if t.kinds & wanted]
-
     def candidates(self, text: str, kinds: Iterable[str] | None = None) -> list[Term]:
         wanted = set(kinds) if kinds is not None else None
         found = [self.terms[i] for i in sorted(self.by_name.get(normalise(text), ())) if i in self.terms]

@@ -427,9 +427,8 @@ class Compiler:
         order: list[str] = []
         if order_key is not None:
             descending = q.order.descending if q.order.descending is not None else order_key.higher_is_better  # type: ignore[union-attr]
-            order.append(
-                f"{'DESC' if descending else 'ASC'}(?{order_key.var})" if descending else f"ASC(COALESCE(?{order_key.var}, 1e30))"
-            )
+            # a missing figure sorts last either way (SPARQL puts unbound values first in ASC)
+            order.append(f"DESC(?{order_key.var})" if descending else f"ASC(COALESCE(?{order_key.var}, 1e30))")
         maxes: list[Key] = []
         if profile is not None:
             for group in profile.groups:

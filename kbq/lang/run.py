@@ -131,13 +131,15 @@ def _compare(plan: Plan, rows: list[list[Value]], catalog: Catalog) -> list[list
     return out
 
 
-def _why(plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run) -> tuple[list[list[Value]], list[str]]:
+def _why(
+    plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run, removed: list[list[Value]]
+) -> tuple[list[list[Value]], list[str]]:
     subject = plan.subject or ""
     name = catalog.label(subject)
     position = next((i for i, r in enumerate(rows) if r[0] == subject), None)
     explanation = list(plan.explanation)
     if position is None:
-        reasons = next((r[2] for r in _removed(plan, run) if r[0] == subject), "it is not among the candidates")
+        reasons = next((r[2] for r in removed if r[0] == subject), "it is not among the candidates")
         explanation.insert(0, f"{name} is not a candidate: removed by {reasons}")
         return [], explanation
     explanation.insert(0, f"{name} ranks #{position + 1} of {len(rows)} candidates")
@@ -175,9 +177,11 @@ def run_plan(text: str, plan: Plan, catalog: Catalog, run: Run, *, explain: bool
         if rows and plan.limit == 1 and plan.profile is not None:
             explanation.insert(0, f"best: {rows[0][1]}")
     elif plan.kind == "why":
-        rows, explanation = _why(plan, _label_rows(rows, catalog), catalog, run)
+        candidate = any(r[0] == plan.subject for r in rows)
+        everything_removed = _removed(plan, run) if plan.constraints and (explain or not candidate) else []
+        rows, explanation = _why(plan, _label_rows(rows, catalog), catalog, run, everything_removed)
         columns = ["rank", "attribute", "value", "best_candidate", "unit"]
-        removed = _removed(plan, run) if explain and plan.constraints else []
+        removed = everything_removed if explain else []
     elif plan.kind == "describe":
         rows = _describe(plan, rows, catalog, run)
         columns = ["property", "value"]
