@@ -20,12 +20,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from make_synthetic import write
 from report import record
 
-from kbq import snapshot
+from kbq.build import pipeline
+from kbq.store import snapshot
 
 
 def build(folder: Path, *, engine: str = "reasonable", overlays: list[Path] | None = None) -> snapshot.SnapshotInfo:
     path = folder / f"snapshot-{time.perf_counter_ns()}"
-    return snapshot.build(path, overlays=overlays or [], engine=engine)
+    return pipeline.build(path, overlays=overlays or [], engine=engine)
 
 
 def main() -> None:

@@ -82,7 +82,7 @@ def peak_rss_mb(pid: int) -> float:
 
 def golden_sparql() -> tuple[list[str], bytes]:
     from kbq.api import KnowledgeBase
-    from kbq.export import export
+    from kbq.store.export import export
     from kbq.lang.run import compile_question
 
     kb = KnowledgeBase.default()

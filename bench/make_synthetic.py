@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pyoxigraph as ox
 
-from kbq import resources
+from kbq.store import resources
 
 KBQ = resources.KBQ_NS
 RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"

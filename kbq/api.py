@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import os
 
-from kbq import executor, snapshot
-from kbq.executor import Table
+from kbq.store import executor, snapshot
+from kbq.store.executor import Table
 
 TYPE_CHECKING = False  # typing costs a cold start; annotations are strings (PEP 563)
 if TYPE_CHECKING:
@@ -57,14 +57,16 @@ class KnowledgeBase:
         progress: snapshot.Progress | None = None,
     ) -> KnowledgeBase:
         """The shipped KB with user Turtle overlays layered on top (no file is modified)."""
+        from kbq.build import pipeline
+
         paths = [os.fspath(p) for p in overlays]
-        store, info = snapshot.open_snapshot(paths, engine=engine, rebuild=rebuild, progress=progress)
+        store, info = pipeline.ensure(paths, engine=engine, rebuild=rebuild, progress=progress)
         return cls(lambda q: executor.select(store, q), info=info, store=store)
 
     @classmethod
     def remote(cls, url: str, *, timeout: float = 30.0) -> KnowledgeBase:
         """A KB served by an external SPARQL 1.1 endpoint holding `kbq export` output."""
-        from kbq.remote import remote_select
+        from kbq.store.remote import remote_select
 
         return cls(lambda q: remote_select(url, q, timeout=timeout), endpoint=url)
 
@@ -88,11 +90,7 @@ class KnowledgeBase:
         if self._catalog is None:
             from kbq.lang.catalog import Catalog
 
-            cached = os.path.join(self.info.path, snapshot.CATALOG) if self.info else None
-            try:
-                self._catalog = Catalog.load(cached) if cached else Catalog.read(self._run)
-            except (OSError, ValueError, KeyError, TypeError, EOFError):
-                self._catalog = Catalog.read(self._run)
+            self._catalog = Catalog.cached(self.info.path if self.info else None, self._run)
         return self._catalog
 
     def answer(self, text: str, *, explain: bool = False) -> Result:

@@ -121,9 +121,9 @@ def cmd_build(argv: list[str]) -> int:
     )
     p.add_argument("--kb", action="append", default=[], metavar="FILE", help="a Turtle overlay (repeatable)")
     args = p.parse_args(argv)
-    from kbq import snapshot
+    from kbq.build import pipeline
 
-    _store, info = snapshot.open_snapshot([Path(f) for f in args.kb], engine=args.engine, rebuild=True, progress=_progress)
+    _store, info = pipeline.ensure([Path(f) for f in args.kb], engine=args.engine, rebuild=True, progress=_progress)
     print(
         f"snapshot {info.key} ({info.engine}): {info.asserted} triples asserted, {info.inferred} inferred "
         f"in {info.rounds} rounds; reasoning {info.reason_seconds:.2f} s, build {info.build_seconds:.2f} s\n{info.path}"
@@ -136,7 +136,7 @@ def cmd_validate(argv: list[str]) -> int:
     p.add_argument("files", nargs="*", help="Turtle files (overlays) to check together with the shipped KB")
     p.add_argument("--only", action="store_true", help="check the given files without the shipped KB")
     args = p.parse_args(argv)
-    from kbq.validate import validate_files
+    from kbq.build.validate import validate_files
 
     found = validate_files([Path(f) for f in args.files], shipped=not args.only)
     if found:
@@ -185,7 +185,7 @@ def cmd_shell(argv: list[str]) -> int:
 
 
 def cmd_serve(argv: list[str]) -> int:
-    from kbq.server import main as serve_main
+    from kbq.serve.app import main as serve_main
 
     return serve_main(argv)
 
@@ -196,7 +196,7 @@ def cmd_export(argv: list[str]) -> int:
     p.add_argument("--kb", action="append", default=[], metavar="FILE", help="a Turtle overlay (repeatable)")
     p.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
     args = p.parse_args(argv)
-    from kbq.export import export
+    from kbq.store.export import export
 
     kb = _open(argparse.Namespace(kb=args.kb, endpoint=None))
     data = export(kb.store, args.format)

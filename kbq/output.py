@@ -9,7 +9,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from kbq.executor import Value
+from kbq.store.executor import Value
 
 IRI_COLUMNS = {"gpu", "item"}
 

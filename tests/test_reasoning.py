@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from kbq import loader, reason, resources
+from kbq.build import loader, reason
+from kbq.store import resources
 from kbq.errors import InconsistencyError, KnowledgeFileError
 
 

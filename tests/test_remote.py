@@ -14,7 +14,7 @@ from server_helpers import ROOT, ServerProcess, cli_json, golden_questions, kbq_
 
 from kbq.api import KnowledgeBase
 from kbq.errors import KbqError, QueryTimeoutError, SparqlError
-from kbq.remote import EndpointError, binding_value, parse_json_results, remote_select
+from kbq.store.remote import EndpointError, binding_value, parse_json_results, remote_select
 
 FIELDS = ("question", "kind", "columns", "rows", "units", "sparql", "explanation", "removed")
 XSD = "http://www.w3.org/2001/XMLSchema#"
@@ -72,7 +72,7 @@ def test_golden_question_same_on_oxigraph(question: str, remote: KnowledgeBase, 
 
 @pytest.mark.server
 def test_export_formats_hold_the_same_triples(exported: Path, embedded: KnowledgeBase) -> None:
-    from kbq.export import export
+    from kbq.store.export import export
 
     assert embedded.store is not None
     nt = set(ox.parse(exported.read_bytes(), format=ox.RdfFormat.N_TRIPLES))

@@ -26,7 +26,7 @@ import pytest
 from server_helpers import ServerProcess, children, cli_json, kbq_env, shared_kbq, start_kbq
 from SPARQLWrapper import CSV, JSON, TURTLE, XML, SPARQLWrapper
 
-from kbq.resources import INFERRED_GRAPH
+from kbq.store.resources import INFERRED_GRAPH
 
 pytestmark = pytest.mark.server
 
@@ -279,7 +279,7 @@ def test_worker_sandbox_has_no_network(listener: socket.socket) -> None:
     """Second line of defence: a worker enters an empty network namespace when the OS allows it."""
     port = listener.getsockname()[1]
     code = (
-        "import socket, sys\nfrom kbq.server_worker import _isolate_network\n"
+        "import socket, sys\nfrom kbq.serve.worker import _isolate_network\n"
         "if not _isolate_network(): sys.exit(3)\n"
         f"socket.create_connection(('127.0.0.1', {port}), timeout=1)\n"
     )

@@ -1,13 +1,13 @@
-"""The query guard (kbq.server_guard), content negotiation and the response cache: no server."""
+"""The query guard (kbq.serve.guard), content negotiation and the response cache: no server."""
 
 from __future__ import annotations
 
 import pytest
 
-from kbq.resources import ASSERTED_GRAPH, INFERRED_GRAPH
-from kbq.server_guard import RefusedQuery, check_query, tokenize
-from kbq.server_sparql import GRAPH_TYPES, RESULT_TYPES, negotiate
-from kbq.server_state import ResponseCache
+from kbq.store.resources import ASSERTED_GRAPH, INFERRED_GRAPH
+from kbq.serve.guard import RefusedQuery, check_query, tokenize
+from kbq.serve.sparql import GRAPH_TYPES, RESULT_TYPES, negotiate
+from kbq.serve.state import ResponseCache
 
 SERVED = frozenset({ASSERTED_GRAPH, INFERRED_GRAPH})
 

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from kbq import snapshot
+from kbq.build import pipeline
+from kbq.store import snapshot
 
 OVERLAY = """@prefix kbq: <https://kbq.dev/ontology#> . @prefix kb: <https://kbq.dev/kb/> .
 @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
@@ -36,37 +37,37 @@ def test_the_key_changes_only_when_an_input_changes(tmp_path: Path) -> None:
 
 def test_built_once_then_reused(private_cache: Path) -> None:
     messages: list[str] = []
-    _store, info = snapshot.open_snapshot(progress=messages.append)
+    _store, info = pipeline.ensure(progress=messages.append)
     assert messages and info.asserted > 3000 and info.inferred > 500
     messages.clear()
-    _store2, again = snapshot.open_snapshot(progress=messages.append)
+    _store2, again = pipeline.ensure(progress=messages.append)
     assert messages == [] and again.key == info.key
 
 
 def test_a_corrupt_snapshot_is_rebuilt(private_cache: Path) -> None:
-    _store, info = snapshot.open_snapshot()
+    _store, info = pipeline.ensure()
     del _store
     path = Path(info.path)
     (path / snapshot.MANIFEST).write_text("{not json")
     for f in path.iterdir():
         if f.is_file() and f.name != snapshot.MANIFEST:
             f.write_bytes(b"\0" * 10)
-    store, rebuilt = snapshot.open_snapshot()
+    store, rebuilt = pipeline.ensure()
     assert rebuilt.key == info.key
     assert len(store) > 3000
     assert json.loads((path / snapshot.MANIFEST).read_text())["key"] == info.key
 
 
 def test_a_truncated_snapshot_without_manifest_is_rebuilt(private_cache: Path) -> None:
-    _store, info = snapshot.open_snapshot()
+    _store, info = pipeline.ensure()
     del _store
     (Path(info.path) / snapshot.MANIFEST).unlink()
-    store, _ = snapshot.open_snapshot()
+    store, _ = pipeline.ensure()
     assert len(store) > 3000
 
 
 def test_two_processes_building_at_once(private_cache: Path) -> None:
-    code = "from kbq import snapshot; s, i = snapshot.open_snapshot(); print(len(s))"
+    code = "from kbq.build import pipeline; s, i = pipeline.ensure(); print(len(s))"
     env = {**os.environ, "KBQ_CACHE_DIR": str(private_cache)}
     procs = [
         subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)

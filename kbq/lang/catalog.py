@@ -5,6 +5,7 @@ embedded snapshot and on a remote endpoint."""
 from __future__ import annotations
 
 import marshal
+import os
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -12,10 +13,11 @@ from pathlib import Path
 from typing import NamedTuple
 
 from kbq.errors import AmbiguousTermError, UnknownTermError
-from kbq.executor import Table, Value
-from kbq.resources import KB_NS, KBQ_NS
+from kbq.store.executor import Table, Value
+from kbq.store.resources import KB_NS, KBQ_NS
 
 Run = Callable[[str], Table]
+CATALOG = "kbq-catalog.marshal"
 XSD = "http://www.w3.org/2001/XMLSchema#"
 PREFIXES = f"""PREFIX kbq: <{KBQ_NS}>
 PREFIX kb: <{KB_NS}>
@@ -205,6 +207,25 @@ class Catalog:
             "default_authority": self.default_authority,
         }
         path.write_bytes(marshal.dumps(data))  # marshal: no import cost on the query path
+
+    @classmethod
+    def cached(cls, folder: str | None, run: Run) -> Catalog:
+        """The catalog of a snapshot, read once and cached beside it (best effort)."""
+        if folder is None:
+            return cls.read(run)
+        path = Path(folder) / CATALOG
+        try:
+            return cls.load(path)
+        except (OSError, ValueError, KeyError, TypeError, EOFError):
+            pass
+        cat = cls.read(run)
+        try:
+            tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+            cat.dump(tmp)
+            os.replace(tmp, path)
+        except OSError:
+            pass
+        return cat
 
     @classmethod
     def load(cls, path: str | Path) -> Catalog:

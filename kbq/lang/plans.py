@@ -13,7 +13,7 @@ import hashlib
 import marshal
 import os
 
-from kbq import resources
+from kbq.store import resources
 from kbq.lang.compile import Plan
 from kbq.version import __version__
 

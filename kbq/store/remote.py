@@ -15,7 +15,7 @@ import urllib.request
 from typing import Any
 
 from kbq.errors import KbqError, QueryTimeoutError, SparqlError
-from kbq.executor import XSD, Table, Value, literal_value
+from kbq.store.executor import XSD, Table, Value, literal_value
 from kbq.version import __version__
 
 ACCEPT = "application/sparql-results+json, application/n-triples;q=0.9, text/turtle;q=0.8"
@@ -61,7 +61,7 @@ def parse_json_results(data: bytes) -> Table:
 def _parse_triples(data: bytes, media: str) -> Table:
     import pyoxigraph as ox
 
-    from kbq.executor import term_value
+    from kbq.store.executor import term_value
 
     fmt = ox.RdfFormat.from_media_type(media) or ox.RdfFormat.N_TRIPLES
     try:

@@ -74,7 +74,7 @@ class Worker:
     def __init__(self, snapshot: str, max_results: int) -> None:
         import pyoxigraph as ox
 
-        from kbq import executor
+        from kbq.store import executor
         from kbq.api import KnowledgeBase
 
         disk = ox.Store.read_only(snapshot)
@@ -175,7 +175,7 @@ def serve(stdin: IO[bytes], out: IO[bytes], worker: Worker) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m kbq.server_worker", description="A kbq serve query worker.")
+    p = argparse.ArgumentParser(prog="python -m kbq.serve.worker", description="A kbq serve query worker.")
     p.add_argument("--snapshot", required=True)
     p.add_argument("--max-results", type=int, required=True)
     p.add_argument("--parent", type=int, required=True)

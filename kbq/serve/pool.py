@@ -1,4 +1,4 @@
-"""A small pool of killable query workers (kbq.server_worker), driven from the event loop.
+"""A small pool of killable query workers (kbq.serve.worker), driven from the event loop.
 
 Every wait is an awaitable on the worker's pipes, so the server's event loop never blocks.
 A query that runs past the time limit gets its worker killed (SIGKILL) and replaced; the
@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-log = logging.getLogger("kbq.server")
+log = logging.getLogger("kbq.serve.app")
 
 
 class PoolBusy(Exception):
@@ -91,7 +91,7 @@ class WorkerPool:
         self.argv = [
             sys.executable,
             "-m",
-            "kbq.server_worker",
+            "kbq.serve.worker",
             "--snapshot",
             snapshot,
             "--max-results",

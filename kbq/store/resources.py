@@ -11,7 +11,7 @@ TYPE_CHECKING = False  # typing costs a cold start; annotations are strings (PEP
 if TYPE_CHECKING:
     from pathlib import Path
 
-_PKG = os.path.dirname(os.path.abspath(__file__))
+_PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the kbq package folder
 KBQ_NS = "https://kbq.dev/ontology#"
 KB_NS = "https://kbq.dev/kb/"
 ASSERTED_GRAPH = "https://kbq.dev/graph/asserted"

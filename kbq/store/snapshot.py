@@ -20,7 +20,7 @@ import time
 
 import pyoxigraph as ox
 
-from kbq import resources
+from kbq.store import resources
 from kbq.version import __version__
 
 TYPE_CHECKING = False  # typing costs a cold start; annotations are strings (PEP 563)
@@ -31,7 +31,6 @@ if TYPE_CHECKING:
 
 MANIFEST = "kbq-manifest.json"  # for people; the code reads the marshal copy
 MANIFEST_DATA = "kbq-manifest.marshal"
-CATALOG = "kbq-catalog.marshal"
 DEFAULT_ENGINE = "reasonable"
 
 
@@ -119,7 +118,7 @@ def input_key(files: Sequence[str | os.PathLike[str]], engine: str) -> str:
     return digest.hexdigest()[:32]
 
 
-def _open(path: str) -> tuple[ox.Store, SnapshotInfo] | None:
+def open_existing(path: str) -> tuple[ox.Store, SnapshotInfo] | None:
     """The snapshot at `path`, or None when it is missing, partial or corrupt."""
     try:
         with open(os.path.join(path, MANIFEST_DATA), "rb") as handle:
@@ -129,96 +128,5 @@ def _open(path: str) -> tuple[ox.Store, SnapshotInfo] | None:
         return None
 
 
-def build(
-    path: str | os.PathLike[str],
-    *,
-    overlays: Sequence[str | os.PathLike[str]] = (),
-    engine: str = DEFAULT_ENGINE,
-    validate: bool = True,
-    progress: Progress | None = None,
-) -> SnapshotInfo:
-    """Load, validate, reason and write a snapshot at `path` (atomically)."""
-    import json
-    import shutil
-    import uuid
-    from functools import partial
-    from pathlib import Path
-
-    from kbq import loader, reason
-    from kbq.validate import validate_graph
-
-    path = Path(path)
-    say = progress or (lambda _msg: None)
-    start = time.perf_counter()
-    kb_files = resources.knowledge_files() + [Path(p) for p in overlays]
-    say(f"kbq: loading {len(kb_files)} knowledge files")
-    loaded = loader.load(kb_files)
-    if validate:
-        say("kbq: validating against the SHACL shapes")
-        validate_graph(loaded)
-    say(f"kbq: reasoning ({engine}) over {len(loaded.triples)} triples")
-    inference = reason.infer(loaded.triples, resources.rule_files(), engine=reason.Engine(engine), checks=resources.check_files())
-    key = path.name.removeprefix("snapshot-")
-    tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
-    tmp.parent.mkdir(parents=True, exist_ok=True)
-    store = ox.Store(str(tmp))
-    asserted_graph = ox.NamedNode(resources.ASSERTED_GRAPH)
-    inferred_graph = ox.NamedNode(resources.INFERRED_GRAPH)
-    to_ox_quad = loader.to_ox_quad
-    store.bulk_extend(ox.Quad(t.subject, t.predicate, t.object, asserted_graph) for t in loaded.ox_triples)
-    store.bulk_extend(to_ox_quad(s, p, o, inferred_graph) for s, p, o in inference.inferred)
-    store.flush()
-    from kbq.executor import select
-    from kbq.lang.catalog import Catalog
-
-    Catalog.read(partial(select, store)).dump(tmp / CATALOG)
-    del store
-    info = SnapshotInfo(
-        path=str(path),
-        key=key,
-        engine=engine,
-        asserted=len(loaded.triples),
-        inferred=len(inference.inferred),
-        rounds=inference.rounds,
-        reason_seconds=round(inference.seconds, 3),
-        build_seconds=round(time.perf_counter() - start, 3),
-        files=[str(f) for f in kb_files],
-    )
-    (tmp / MANIFEST).write_text(json.dumps(info.to_dict(), indent=1), encoding="utf-8")
-    (tmp / MANIFEST_DATA).write_bytes(marshal.dumps(info.to_dict()))  # written last: marks a complete build
-    try:
-        os.rename(tmp, path)
-    except OSError:  # another process won the race, or a corrupt folder is in the way
-        if _open(str(path)) is None:
-            shutil.rmtree(path, ignore_errors=True)
-            os.rename(tmp, path)
-        else:
-            shutil.rmtree(tmp, ignore_errors=True)
-    say(f"kbq: snapshot ready ({info.asserted} asserted, {info.inferred} inferred, {info.build_seconds:.2f} s)")
-    return info
-
-
 def snapshot_path(overlays: Sequence[str | os.PathLike[str]] = (), engine: str = DEFAULT_ENGINE) -> str:
     return os.path.join(cache_root(), f"snapshot-{input_key(input_files(overlays), engine)}")
-
-
-def open_snapshot(
-    overlays: Sequence[str | os.PathLike[str]] = (),
-    *,
-    engine: str = DEFAULT_ENGINE,
-    rebuild: bool = False,
-    progress: Progress | None = None,
-) -> tuple[ox.Store, SnapshotInfo]:
-    """The snapshot for these inputs, built first if missing, partial or corrupt."""
-    path = snapshot_path(overlays, engine)
-    if not rebuild and (opened := _open(path)) is not None:
-        return opened
-    if os.path.exists(path):
-        import shutil
-
-        shutil.rmtree(path, ignore_errors=True)
-    build(path, overlays=overlays, engine=engine, progress=progress)
-    opened = _open(path)
-    if opened is None:
-        raise OSError(f"snapshot at {path} could not be opened after a rebuild")
-    return opened

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
-from kbq.server_pool import PoolBusy, QueryTimeout, Reply, WorkerLost, WorkerPool
-from kbq.snapshot import SnapshotInfo
+from kbq.serve.pool import PoolBusy, QueryTimeout, Reply, WorkerLost, WorkerPool
+from kbq.store.snapshot import SnapshotInfo
 
 
 @dataclass(frozen=True)

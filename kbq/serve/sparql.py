@@ -3,7 +3,7 @@
 GET ?query=, POST form-encoded, POST application/sparql-query. Results by content
 negotiation (SELECT/ASK: SPARQL JSON, XML, CSV, TSV; CONSTRUCT/DESCRIBE: Turtle,
 N-Triples, JSON-LD), serialised by pyoxigraph in a worker. Every query passes the guard
-(kbq.server_guard) first; the dataset is always the served graphs.
+(kbq.serve.guard) first; the dataset is always the served graphs.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import pyoxigraph as ox
 from starlette.requests import Request
 from starlette.responses import Response
 
-from kbq.resources import ASSERTED_GRAPH, INFERRED_GRAPH
-from kbq.server_guard import RefusedQuery, check_query
-from kbq.server_state import ServerState, failure, run_job
+from kbq.store.resources import ASSERTED_GRAPH, INFERRED_GRAPH
+from kbq.serve.guard import RefusedQuery, check_query
+from kbq.serve.state import ServerState, failure, run_job
 
 RESULT_TYPES = {
     "application/sparql-results+json": "json",

@@ -18,7 +18,7 @@ import rdflib
 from rdflib import OWL, RDF, RDFS, XSD, Literal, URIRef
 
 from kbq.errors import InconsistencyError, KnowledgeFileError
-from kbq.loader import Triple, from_ox, to_ox_quad
+from kbq.build.loader import Triple, from_ox, to_ox_quad
 
 MAX_ROUNDS = 20
 _BUILTIN = (

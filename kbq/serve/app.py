@@ -1,8 +1,8 @@
 """`kbq serve`: the SPARQL 1.1 endpoint, the kbq language over HTTP, and the web page.
 
-Routes: `/sparql` (kbq.server_sparql), `/ask?q=` (the answer `kbq --format json` prints),
+Routes: `/sparql` (kbq.serve.sparql), `/ask?q=` (the answer `kbq --format json` prints),
 `/health`, `/` and `/static/` (the page, served from kbq/static: no CDN). Queries run in
-killable worker processes (kbq.server_pool); logging is configured in `main()` only.
+killable worker processes (kbq.serve.pool); logging is configured in `main()` only.
 
 `/ask` statuses: 200 with the answer; 200 with empty `rows` and a `message` when the
 question is well formed but nothing satisfies it (the CLI's "no result", exit 1); 400 with
@@ -32,11 +32,11 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from kbq.resources import ASSERTED_GRAPH, INFERRED_GRAPH
-from kbq.server_pool import WorkerPool
-from kbq.server_sparql import ProtocolError, read_body, sparql_endpoint
-from kbq.server_state import ServerConfig, ServerState, failure, run_job
-from kbq.snapshot import SnapshotInfo
+from kbq.store.resources import ASSERTED_GRAPH, INFERRED_GRAPH
+from kbq.serve.pool import WorkerPool
+from kbq.serve.sparql import ProtocolError, read_body, sparql_endpoint
+from kbq.serve.state import ServerConfig, ServerState, failure, run_job
+from kbq.store.snapshot import SnapshotInfo
 
 STATIC = Path(__file__).resolve().parent / "static"
 PAGE_HEADERS = {
@@ -44,7 +44,7 @@ PAGE_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
 }
-log = logging.getLogger("kbq.server")
+log = logging.getLogger("kbq.serve.app")
 access = logging.getLogger("kbq.access")
 
 
@@ -231,7 +231,8 @@ def main(argv: list[str] | None = None) -> int:
     """Run the server until interrupted (Ctrl-C or SIGTERM)."""
     import uvicorn
 
-    from kbq import snapshot
+    from kbq.build import pipeline
+    from kbq.store import snapshot
 
     args = _parser().parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -248,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
         cache_size=args.cache_size,
         sandbox=not args.no_sandbox,
     )
-    store, info = snapshot.open_snapshot(
+    store, info = pipeline.ensure(
         [Path(p) for p in args.kb], engine=os.environ.get("KBQ_ENGINE", "reasonable"), progress=log.info
     )
     del store  # the workers open it read-only

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pyoxigraph as ox
 
-from kbq.resources import KB_NS, KBQ_NS
+from kbq.store.resources import KB_NS, KBQ_NS
 
 FORMATS = {"nt": ox.RdfFormat.N_TRIPLES, "ttl": ox.RdfFormat.TURTLE, "nq": ox.RdfFormat.N_QUADS}
 PREFIXES = {

@@ -1,0 +1,62 @@
+"""The package layout follows the data flow, and imports only go one way:
+build -> store; lang -> store; serve -> api, lang, store; store imports no other kbq package.
+Heavy build-time libraries are imported only under kbq/build. Every import counts, including
+those inside functions (a lazy import is still a dependency)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PKG = Path(__file__).resolve().parents[1] / "kbq"
+SHARED = {"kbq.errors", "kbq.version", "kbq"}  # leaf modules every layer may use
+ALLOWED = {
+    "store": {"store"},
+    "build": {"build", "store"},
+    "lang": {"lang", "store"},
+    "serve": {"serve", "lang", "store", "api", "models", "output", "build"},
+}
+BUILD_ONLY = {"rdflib", "pyshacl", "owlrl", "reasonable"}
+
+
+def _imports(path: Path) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            found |= {f"{node.module}.{a.name}" for a in node.names}
+    return found
+
+
+def _layer(module: str) -> str | None:
+    parts = module.split(".")
+    if parts[0] != "kbq" or len(parts) < 2 or ".".join(parts[:2]) in SHARED:
+        return None
+    return parts[1].removesuffix(".py")
+
+
+MODULES = sorted(p for p in PKG.rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PKG)))
+def test_imports_follow_the_flow(path: Path) -> None:
+    rel = path.relative_to(PKG)
+    here = rel.parts[0] if len(rel.parts) > 1 else None
+    imports = _imports(path)
+    if here in ALLOWED:
+        bad = sorted(m for m in imports if (layer := _layer(m)) is not None and layer not in ALLOWED[here])
+        assert not bad, f"kbq/{rel} ({here}) may not import {bad}"
+    if here != "build":
+        heavy = sorted(m for m in imports if m.split(".")[0] in BUILD_ONLY)
+        assert not heavy, f"kbq/{rel} imports build-time libraries {heavy}"
+
+
+def test_the_rule_can_fail() -> None:
+    """The checker sees a lazy import inside a function (so the test above can fail)."""
+    source = "def f():\n    from kbq.lang import catalog\n"
+    tree_imports = {n.module for n in ast.walk(ast.parse(source)) if isinstance(n, ast.ImportFrom)}
+    assert "kbq.lang" in tree_imports and _layer("kbq.lang") == "lang" and "lang" not in ALLOWED["store"]
