@@ -82,8 +82,8 @@ def peak_rss_mb(pid: int) -> float:
 
 def golden_sparql() -> tuple[list[str], bytes]:
     from kbq.api import KnowledgeBase
-    from kbq.store.export import export
     from kbq.lang.run import compile_question
+    from kbq.store.export import export
 
     kb = KnowledgeBase.default()
     assert kb.store is not None

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from kbq.build import loader, reason
-from kbq.store import resources
 from kbq.errors import InconsistencyError, KnowledgeFileError
+from kbq.store import resources
 
 
 @pytest.fixture(scope="module")

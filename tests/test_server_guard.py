@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from kbq.store.resources import ASSERTED_GRAPH, INFERRED_GRAPH
 from kbq.serve.guard import RefusedQuery, check_query, tokenize
 from kbq.serve.sparql import GRAPH_TYPES, RESULT_TYPES, negotiate
 from kbq.serve.state import ResponseCache
+from kbq.store.resources import ASSERTED_GRAPH, INFERRED_GRAPH
 
 SERVED = frozenset({ASSERTED_GRAPH, INFERRED_GRAPH})
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from kbq.errors import KnowledgeFileError
 from kbq.build.loader import load
 from kbq.build.validate import validate_files, violations
+from kbq.errors import KnowledgeFileError
 
 PREFIXES = (
     "@prefix kbq: <https://kbq.dev/ontology#> . @prefix kb: <https://kbq.dev/kb/> .\n"

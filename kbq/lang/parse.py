@@ -9,9 +9,9 @@ from typing import Any, NamedTuple
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
-from kbq.store import resources
 from kbq.errors import KbqSyntaxError
 from kbq.lang import ast
+from kbq.store import resources
 
 MAX_QUESTION = 2000
 

@@ -13,8 +13,8 @@ import hashlib
 import marshal
 import os
 
-from kbq.store import resources
 from kbq.lang.compile import Plan
+from kbq.store import resources
 from kbq.version import __version__
 
 _LANG = os.path.dirname(os.path.abspath(__file__))

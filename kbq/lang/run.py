@@ -4,10 +4,10 @@ IRIs, pivots for describe/compare, the derivation for why, and which constraint 
 from __future__ import annotations
 
 from kbq.errors import NoResultError
-from kbq.store.executor import Value
 from kbq.lang import terms
 from kbq.lang.catalog import KBQ_NS, PREFIXES, Catalog, Run
 from kbq.lang.compile import Compiler, Plan
+from kbq.store.executor import Value
 
 DCT_SOURCE = "http://purl.org/dc/terms/source"
 

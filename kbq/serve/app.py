@@ -32,10 +32,10 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from kbq.store.resources import ASSERTED_GRAPH, INFERRED_GRAPH
 from kbq.serve.pool import WorkerPool
 from kbq.serve.sparql import ProtocolError, read_body, sparql_endpoint
 from kbq.serve.state import ServerConfig, ServerState, failure, run_job
+from kbq.store.resources import ASSERTED_GRAPH, INFERRED_GRAPH
 from kbq.store.snapshot import SnapshotInfo
 
 STATIC = Path(__file__).resolve().parent / "static"
@@ -232,7 +232,6 @@ def main(argv: list[str] | None = None) -> int:
     import uvicorn
 
     from kbq.build import pipeline
-    from kbq.store import snapshot
 
     args = _parser().parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")

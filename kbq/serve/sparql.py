@@ -15,9 +15,9 @@ import pyoxigraph as ox
 from starlette.requests import Request
 from starlette.responses import Response
 
-from kbq.store.resources import ASSERTED_GRAPH, INFERRED_GRAPH
 from kbq.serve.guard import RefusedQuery, check_query
 from kbq.serve.state import ServerState, failure, run_job
+from kbq.store.resources import ASSERTED_GRAPH, INFERRED_GRAPH
 
 RESULT_TYPES = {
     "application/sparql-results+json": "json",

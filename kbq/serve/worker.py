@@ -74,8 +74,8 @@ class Worker:
     def __init__(self, snapshot: str, max_results: int) -> None:
         import pyoxigraph as ox
 
-        from kbq.store import executor
         from kbq.api import KnowledgeBase
+        from kbq.store import executor
 
         disk = ox.Store.read_only(snapshot)
         quads = list(disk.quads_for_pattern(None, None, None, None))

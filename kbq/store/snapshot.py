@@ -16,7 +16,6 @@ import hashlib
 import marshal
 import os
 import sys
-import time
 
 import pyoxigraph as ox
 
