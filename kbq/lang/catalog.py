@@ -14,6 +14,7 @@ from typing import NamedTuple
 
 from kbq.errors import AmbiguousTermError, UnknownTermError
 from kbq.store.executor import Table, Value
+from kbq.store.names import normalise
 from kbq.store.resources import KB_NS, KBQ_NS
 
 Run = Callable[[str], Table]
@@ -55,12 +56,6 @@ KIND_CLASSES = {
 }
 WORKLOAD_KINDS = frozenset({"family", "model", "application", "area", "process"})
 
-_STRIP = re.compile(r"[\s\-_™®]+")
-
-
-def normalise(text: str) -> str:
-    """Case, spaces, hyphens and underscores do not matter in names."""
-    return _STRIP.sub("", text.casefold())
 
 
 class Term(NamedTuple):
