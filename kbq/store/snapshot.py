@@ -104,9 +104,23 @@ def input_files(overlays: Sequence[str | os.PathLike[str]] = ()) -> list[str]:
     )
 
 
+def _build_code() -> str:
+    """Size and mtime of the build code: a changed build step makes a new snapshot (no import)."""
+    folder = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build")
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".py"))
+    except OSError:
+        return "build:?"
+    stamps = []
+    for name in names:
+        st = os.stat(os.path.join(folder, name))
+        stamps.append(f"{name}:{st.st_size}:{st.st_mtime_ns}")
+    return ",".join(stamps)
+
+
 def input_key(files: Sequence[str | os.PathLike[str]], engine: str) -> str:
     digest = hashlib.sha256()
-    digest.update(f"kbq={__version__};{_library_versions(engine)}".encode())
+    digest.update(f"kbq={__version__};{_library_versions(engine)};{_build_code()}".encode())
     for path in files:
         digest.update(b"\0" + os.path.basename(os.fspath(path)).encode() + b"\0")
         try:
