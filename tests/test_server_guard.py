@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kbq.serve.guard import RefusedQuery, check_query, tokenize
+from kbq.serve.guard import RefusedQuery, check_query
 from kbq.serve.sparql import GRAPH_TYPES, RESULT_TYPES, negotiate
 from kbq.serve.state import ResponseCache
 from kbq.store.resources import ASSERTED_GRAPH, INFERRED_GRAPH
@@ -78,20 +78,6 @@ def test_form_and_dataset() -> None:
     assert (checked.form, checked.default_graphs, checked.named_graphs) == ("SELECT", (ASSERTED_GRAPH,), (INFERRED_GRAPH,))
     assert check_query("PREFIX a: <urn:a> CONSTRUCT WHERE { ?s ?p ?o }", SERVED).form == "CONSTRUCT"
     assert not check_query("ASK {}", SERVED).has_dataset
-
-
-def test_tokens_are_whole() -> None:
-    kinds = [(t.kind, t.text) for t in tokenize('SELECT ?x { <a#b> e:c\\.d "x#y"@en-GB } # gone')]
-    assert kinds == [
-        ("name", "SELECT"),
-        ("var", "?x"),
-        ("punct", "{"),
-        ("iri", "<a#b>"),
-        ("pname", "e:c\\.d"),
-        ("string", '"x#y"'),
-        ("langtag", "@en-GB"),
-        ("punct", "}"),
-    ]
 
 
 def test_every_compiled_question_passes_the_guard(golden_sparql: list[str]) -> None:
