@@ -72,15 +72,21 @@ class KnowledgeBase:
 
     # --- queries ------------------------------------------------------------------------
 
-    def table(self, query: str) -> Table:
-        """Raw SPARQL to a plain Table (no pydantic): the fast path the CLI uses."""
+    def table(self, query: str, *, allow_service: bool = False) -> Table:
+        """Raw SPARQL to a plain Table (no pydantic): the fast path the CLI uses.
+
+        Checked first (kbq.store.guard): SERVICE, which sends the query to another endpoint,
+        is refused unless `allow_service=True`; nesting the engine cannot parse is refused."""
+        from kbq.store.guard import check_query
+
+        check_query(query, allow_service=allow_service)
         return self._run(query)
 
-    def sparql(self, query: str) -> SparqlResult:
-        """Run a SPARQL 1.1 query over the asserted + inferred graph."""
+    def sparql(self, query: str, *, allow_service: bool = False) -> SparqlResult:
+        """Run a SPARQL 1.1 query over the asserted + inferred graph (SERVICE: see `table`)."""
         from kbq.models import SparqlResult
 
-        table = self._run(query)
+        table = self.table(query, allow_service=allow_service)
         # The executor already typed every value; construct without re-validating.
         return SparqlResult.model_construct(columns=table.columns, rows=table.rows)
 

@@ -95,6 +95,9 @@ def cmd_sparql(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="kbq sparql", description="Run raw SPARQL over the inferred KB.")
     p.add_argument("query", help="a SPARQL 1.1 query, or @FILE to read it from a file")
     _common(p)
+    p.add_argument(
+        "--allow-service", action="store_true", help="let SERVICE send parts of the query to other endpoints (refused by default)"
+    )
     args = p.parse_args(argv)
     from kbq import output
 
@@ -104,7 +107,7 @@ def cmd_sparql(argv: list[str]) -> int:
             query = Path(query[1:]).read_text(encoding="utf-8")
         except OSError as exc:
             raise KnowledgeFileError(query[1:], None, f"cannot read: {exc.strerror}") from None
-    table = _open(args).table(query)
+    table = _open(args).table(query, allow_service=args.allow_service)
     if args.format == "json":
         print(output.to_json({"columns": table.columns, "rows": table.rows}))
     elif args.format == "csv":

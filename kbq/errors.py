@@ -114,6 +114,27 @@ class SparqlError(KbqError):
     """A raw SPARQL query is malformed or refused."""
 
 
+class RefusedQuery(SparqlError):
+    """A query kbq will not run: it would reach another service, read another graph, write, or
+    nest deeper than the engine can parse (kbq.store.guard says which, and where)."""
+
+
+class QueryTooComplex(RefusedQuery):
+    """Nesting or a chain of operators past what the engine can parse without overflowing its stack."""
+
+
+class ResourceLimitError(KbqError):
+    """A query or a build went past a resource limit (size, memory, time): it was stopped."""
+
+    http_status = 503
+
+
+class CacheError(KbqError):
+    """The snapshot cache cannot be read or written; says where and what to do."""
+
+    exit_code = 3
+
+
 class QueryTimeoutError(KbqError):
     """A query ran past its time limit and was stopped."""
 

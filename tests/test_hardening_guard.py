@@ -245,15 +245,22 @@ FRAGMENTS = [
 ]
 
 
+TAILS = ["SERVICE:x", "SERVICE p:x", "service\n:x", "SERVICESILENT:x", "SERVICE<http://127.0.0.1:PORT/>", "SERVICE#c\n:x"]
+
+
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(pre=st.sampled_from(sorted(PROLOGUES)), parts=st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=12))
-def test_fuzz_never_leaks(oracle: Oracle, pre: str, parts: list[str]) -> None:
-    """Random token soups around a SERVICE: whatever the engine sends out, the guard refused."""
-    body = "".join(parts).replace("PORT", str(oracle.port))
-    query = PROLOGUES[pre].replace("PORT", str(oracle.port)) + "SELECT * WHERE { ?a ?b ?c " + body + " SERVICE :x { } }"
-    for candidate in (query, query.replace(" SERVICE :x { } }", "}")):
-        if oracle.sends(candidate):
-            assert refused(candidate) is not None, candidate
+@given(
+    pre=st.sampled_from(sorted(PROLOGUES)),
+    parts=st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=10),
+    tail=st.sampled_from(TAILS),
+)
+def test_fuzz_never_leaks(oracle: Oracle, pre: str, parts: list[str], tail: str) -> None:
+    """Random token soups glued before a SERVICE: whatever the engine sends out, the guard refused."""
+    port = str(oracle.port)
+    body = ("".join(parts) + tail).replace("PORT", port)
+    query = PROLOGUES[pre].replace("PORT", port) + "SELECT * WHERE { ?a ?b ?c " + body + " { } }"
+    if oracle.sends(query):
+        assert refused(query) is not None, query
 
 
 # --- FROM -------------------------------------------------------------------------------------
