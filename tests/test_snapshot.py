@@ -53,9 +53,10 @@ def test_a_corrupt_snapshot_is_rebuilt(private_cache: Path) -> None:
         if f.is_file() and f.name != snapshot.MANIFEST:
             f.write_bytes(b"\0" * 10)
     store, rebuilt = pipeline.ensure()
-    assert rebuilt.key == info.key
+    assert rebuilt.key == info.key and rebuilt.path != info.path  # a new version; the damaged one is gone
     assert len(store) > 3000
-    assert json.loads((path / snapshot.MANIFEST).read_text())["key"] == info.key
+    assert json.loads((Path(rebuilt.path) / snapshot.MANIFEST).read_text())["key"] == info.key
+    assert snapshot.problem(str(path)) is not None  # kept only while this process still holds it
 
 
 def test_a_truncated_snapshot_without_manifest_is_rebuilt(private_cache: Path) -> None:

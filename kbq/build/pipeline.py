@@ -1,15 +1,24 @@
-"""The build pipeline: load -> validate (SHACL) -> reason (OWL-RL + rules) -> write a snapshot.
+"""The build pipeline: load -> validate (SHACL) -> reason (OWL-RL + rules) -> write a snapshot,
+and `ensure`: open the newest usable snapshot of these inputs, or heal by building a new one.
 
-A build goes to a private temporary folder that is renamed into place (atomic on one file
-system), so two processes building at once cannot corrupt it.
+A build writes a private temporary folder and renames it into place (atomic on one file system),
+as a new version beside the old one (kbq.store.snapshot), so a rebuild never pulls a snapshot
+from under a running server. Temporary folders of failed builds are removed; those of crashed
+processes are swept later.
+
+Overlays (`--kb FILE`) are untrusted input: before reasoning, their size, their owl:sameAs groups
+(a group of k names makes k*k sameAs triples and copies every statement k times) and their RDF
+lists are bounded, with an error naming the file; and a build with overlays runs in a child
+process with a time limit (KBQ_BUILD_TIMEOUT, seconds) and a memory limit (KBQ_BUILD_MEMORY_MB),
+so no overlay can make the asking process abort, swap or hang.
 """
 
 from __future__ import annotations
 
 import json
-import marshal
 import os
 import shutil
+import sys
 import time
 import uuid
 from collections.abc import Sequence
@@ -17,12 +26,115 @@ from pathlib import Path
 
 import pyoxigraph as ox
 
-from kbq.store import names, resources
-from kbq.store.snapshot import DEFAULT_ENGINE, MANIFEST, MANIFEST_DATA, SnapshotInfo, open_existing, snapshot_path
+from kbq.errors import (
+    CacheError,
+    InconsistencyError,
+    KbqError,
+    KnowledgeFileError,
+    ResourceLimitError,
+    ValidationError,
+    Violation,
+)
+from kbq.store import names, resources, snapshot
+from kbq.store.snapshot import DEFAULT_ENGINE, SnapshotInfo
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from kbq.build.loader import LoadedKnowledge
     from kbq.store.snapshot import Progress
+
+MAX_OVERLAY_BYTES = 512 << 20
+MAX_TRIPLES = 5_000_000
+MAX_SAMEAS_GROWTH = 40_000  # sum of k*k over owl:sameAs groups (600 aliases of one GPU: 360,000)
+MAX_LIST_LENGTH = 5_000  # items in one RDF list (OWL-RL's list rules are quadratic in it)
+_SAME_AS = "http://www.w3.org/2002/07/owl#sameAs"
+_REST = "http://www.w3.org/1999/02/22-rdf-syntax-ns#rest"
+_ERROR_TAG = "kbq-build-error: "
+_PROGRESS_TAG = "kbq-build-progress: "
+
+
+def _env_number(name: str, default: float) -> float:
+    try:
+        return float(os.environ.get(name, "") or default)
+    except ValueError:
+        return default
+
+
+def _names(paths: Sequence[str | os.PathLike[str]]) -> str:
+    return ", ".join(os.fspath(p) for p in paths) or "the shipped knowledge"
+
+
+def check_limits(loaded: LoadedKnowledge, overlays: Sequence[str | os.PathLike[str]]) -> None:
+    """Refuse, naming the file, overlays whose reasoning would blow up (before reasoning)."""
+    if not overlays:
+        return
+    if len(loaded.triples) > MAX_TRIPLES:
+        biggest = max(overlays, key=lambda p: os.path.getsize(p))
+        raise KnowledgeFileError(
+            os.fspath(biggest), None, f"the knowledge holds {len(loaded.triples)} triples, over kbq's limit of {MAX_TRIPLES}"
+        )
+    # owl:sameAs groups (union-find over the IRIs they join).
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    rest: dict[str, str] = {}
+    for s, p, o in loaded.triples:
+        if str(p) == _SAME_AS:
+            a, b = find(str(s)), find(str(o))
+            if a != b:
+                parent[a] = b
+        elif str(p) == _REST:
+            rest[str(s)] = str(o)
+    groups: dict[str, list[str]] = {}
+    for x in list(parent):
+        groups.setdefault(find(x), []).append(x)
+    growth = sum(len(g) * len(g) for g in groups.values())
+    if growth > MAX_SAMEAS_GROWTH:
+        group = max(groups.values(), key=len)
+        files = sorted({f for x in group for f in loaded.subject_files.get(x, ())}) or [_names(overlays)]
+        raise KnowledgeFileError(
+            ", ".join(files),
+            None,
+            f"owl:sameAs joins {len(group)} names into one (e.g. <{group[0]}>): reasoning would copy every statement "
+            f"about them to each name ({growth} sameAs triples and more; kbq's limit is {MAX_SAMEAS_GROWTH}). "
+            "Use skos:altLabel for alternative names",
+        )
+    # RDF lists: the longest rdf:rest chain (memoised walk from each node, iterative).
+    length: dict[str, int] = {}
+    for start in rest:
+        chain: list[str] = []
+        node = start
+        while node in rest and node not in length and len(chain) <= len(rest):
+            chain.append(node)
+            node = rest[node]
+        tail = length.get(node, 0)
+        for item in reversed(chain):
+            tail += 1
+            length[item] = tail
+    longest = max(length.values(), default=0)
+    if longest > MAX_LIST_LENGTH:
+        head = max(length, key=lambda k: length[k])
+        files = sorted(loaded.subject_files.get(head, ())) or [_names(overlays)]
+        raise KnowledgeFileError(
+            ", ".join(files),
+            None,
+            f"an RDF list of {longest} items, over kbq's limit of {MAX_LIST_LENGTH} (OWL-RL list rules grow with its square)",
+        )
+
+
+def _located(exc: InconsistencyError, loaded: LoadedKnowledge) -> InconsistencyError:
+    """The same findings, each with the files that state its subject."""
+    lines = []
+    for line in str(exc).splitlines():
+        subject = line.strip().split(": ", 1)[0]
+        files = loaded.subject_files.get(subject)
+        lines.append(f"{line} [stated in {', '.join(sorted(files))}]" if files else line)
+    return InconsistencyError("\n".join(lines))
 
 
 def build(
@@ -32,58 +144,240 @@ def build(
     engine: str = DEFAULT_ENGINE,
     validate: bool = True,
     progress: Progress | None = None,
+    tmp: str | os.PathLike[str] | None = None,
 ) -> SnapshotInfo:
-    """Load, validate, reason and write a snapshot at `path` (atomically)."""
+    """Load, validate, reason and write a snapshot at `path` (through `tmp`, then a rename)."""
     from kbq.build import loader, reason
     from kbq.build.validate import validate_graph
 
     path = Path(path)
     say = progress or (lambda _msg: None)
     start = time.perf_counter()
+    for overlay in overlays:
+        try:
+            size = os.path.getsize(overlay)
+        except OSError as exc:
+            raise KnowledgeFileError(os.fspath(overlay), None, f"cannot read: {exc.strerror}") from None
+        if size > MAX_OVERLAY_BYTES:
+            raise KnowledgeFileError(os.fspath(overlay), None, f"{size} bytes, over kbq's limit of {MAX_OVERLAY_BYTES}")
     kb_files = resources.knowledge_files() + [Path(p) for p in overlays]
     say(f"kbq: loading {len(kb_files)} knowledge files")
     loaded = loader.load(kb_files)
+    check_limits(loaded, overlays)
     if validate:
         say("kbq: validating against the SHACL shapes")
         validate_graph(loaded)
     say(f"kbq: reasoning ({engine}) over {len(loaded.triples)} triples")
-    inference = reason.infer(loaded.triples, resources.rule_files(), engine=reason.Engine(engine), checks=resources.check_files())
-    key = path.name.removeprefix("snapshot-")
-    tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
-    tmp.parent.mkdir(parents=True, exist_ok=True)
-    store = ox.Store(str(tmp))
-    asserted_graph = ox.NamedNode(resources.ASSERTED_GRAPH)
-    inferred_graph = ox.NamedNode(resources.INFERRED_GRAPH)
-    to_ox_quad = loader.to_ox_quad
-    store.bulk_extend(ox.Quad(t.subject, t.predicate, t.object, asserted_graph) for t in loaded.ox_triples)
-    store.bulk_extend(to_ox_quad(s, p, o, inferred_graph) for s, p, o in inference.inferred)
-    store.bulk_extend(_name_index(store))
-    store.flush()
-    del store
-    info = SnapshotInfo(
-        path=str(path),
-        key=key,
-        engine=engine,
-        asserted=len(loaded.triples),
-        inferred=len(inference.inferred),
-        rounds=inference.rounds,
-        reason_seconds=round(inference.seconds, 3),
-        build_seconds=round(time.perf_counter() - start, 3),
-        files=[str(f) for f in kb_files],
-    )
-    (tmp / MANIFEST).write_text(json.dumps(info.to_dict(), indent=1), encoding="utf-8")
-    (tmp / MANIFEST_DATA).write_bytes(marshal.dumps(info.to_dict()))  # written last: marks a complete build
     try:
-        os.rename(tmp, path)
-    except OSError:  # another process won the race, or a corrupt folder is in the way
-        if open_existing(str(path)) is None:
-            shutil.rmtree(path, ignore_errors=True)
-            os.rename(tmp, path)
-        else:
-            shutil.rmtree(tmp, ignore_errors=True)
+        inference = reason.infer(
+            loaded.triples, resources.rule_files(), engine=reason.Engine(engine), checks=resources.check_files()
+        )
+    except InconsistencyError as exc:
+        raise _located(exc, loaded) from None
+    except (KbqError, MemoryError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - any failure of a reasoner is reported with the files it read
+        raise KnowledgeFileError(_names(overlays), None, f"reasoning failed: {type(exc).__name__}: {exc}") from None
+    key = path.name.removeprefix("snapshot-").split(".", 1)[0]
+    work = Path(tmp) if tmp is not None else path.with_name(f"{path.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    try:
+        work.mkdir(parents=True, exist_ok=True)
+        store = ox.Store(str(work))
+        asserted_graph = ox.NamedNode(resources.ASSERTED_GRAPH)
+        inferred_graph = ox.NamedNode(resources.INFERRED_GRAPH)
+        to_ox_quad = loader.to_ox_quad
+        store.bulk_extend(ox.Quad(t.subject, t.predicate, t.object, asserted_graph) for t in loaded.ox_triples)
+        store.bulk_extend(to_ox_quad(s, p, o, inferred_graph) for s, p, o in inference.inferred)
+        store.bulk_extend(_name_index(store))
+        store.flush()
+        del store
+        info = SnapshotInfo(
+            path=str(path),
+            key=key,
+            engine=engine,
+            asserted=len(loaded.triples),
+            inferred=len(inference.inferred),
+            rounds=inference.rounds,
+            reason_seconds=round(inference.seconds, 3),
+            build_seconds=round(time.perf_counter() - start, 3),
+            files=[_relative(f) for f in kb_files],
+        )
+        snapshot.write_manifest(str(work), info)  # written last: marks a complete build
+        os.rename(work, path)
+    except (OSError, RuntimeError) as exc:
+        shutil.rmtree(work, ignore_errors=True)
+        reason_text = getattr(exc, "strerror", None) or str(exc)
+        raise CacheError(f"cannot write the snapshot at {path}: {reason_text}") from None
     say(f"kbq: snapshot ready ({info.asserted} asserted, {info.inferred} inferred, {info.build_seconds:.2f} s)")
     return info
 
+
+def _relative(path: Path) -> str:
+    """A shipped file relative to the data folder; an overlay as given."""
+    try:
+        return str(path.resolve().relative_to(Path(resources.data_root()).resolve()))
+    except ValueError:
+        return str(path)
+
+
+# --- a build in a child process (overlays) -----------------------------------------------------
+
+
+def _limits(memory_mb: float) -> None:
+    import resource
+
+    limit = int(memory_mb * (1 << 20))
+    for which in (resource.RLIMIT_DATA, resource.RLIMIT_AS):
+        _soft, hard = resource.getrlimit(which)
+        if which == resource.RLIMIT_AS:
+            limit_as = limit * 4  # address space: thread stacks and allocator arenas are reserved, not used
+            wanted = limit_as if hard == resource.RLIM_INFINITY else min(limit_as, hard)
+        else:
+            wanted = limit if hard == resource.RLIM_INFINITY else min(limit, hard)
+        resource.setrlimit(which, (wanted, hard))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def _error_from(record: dict[str, object], overlays: Sequence[str | os.PathLike[str]]) -> KbqError:
+    kind, message = str(record.get("type")), str(record.get("message", ""))
+    if kind == "KnowledgeFileError":
+        line = record.get("line")
+        return KnowledgeFileError(str(record.get("path")), line if isinstance(line, int) else None, str(record.get("detail")))
+    if kind == "ValidationError":
+        items = record.get("violations")
+        found = [Violation(str(v[0]), str(v[1]), v[2], tuple(v[3])) for v in items] if isinstance(items, list) else []
+        return ValidationError(found)
+    if kind == "InconsistencyError":
+        return InconsistencyError(message)
+    if kind == "CacheError":
+        return CacheError(message)
+    if kind == "MemoryError":
+        return ResourceLimitError(f"building the snapshot with {_names(overlays)} ran out of memory (KBQ_BUILD_MEMORY_MB)")
+    return KnowledgeFileError(_names(overlays), None, f"the build failed: {kind}: {message}")
+
+
+def _build_isolated(
+    path: str, tmp: str, overlays: Sequence[str | os.PathLike[str]], engine: str, progress: Progress | None
+) -> None:
+    import subprocess
+    import threading
+
+    timeout = _env_number("KBQ_BUILD_TIMEOUT", 900)
+    memory = _env_number("KBQ_BUILD_MEMORY_MB", 4096)
+    package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
+    argv = [sys.executable, "-m", "kbq.build.pipeline", "--out", path, "--tmp", tmp, "--engine", engine]
+    argv += ["--", *(os.path.abspath(os.fspath(p)) for p in overlays)]
+    proc = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, preexec_fn=lambda: _limits(memory)
+    )
+    records: list[dict[str, object]] = []
+    errors: list[str] = []
+
+    def relay() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if line.startswith(_PROGRESS_TAG):
+                if progress is not None:
+                    progress(line[len(_PROGRESS_TAG) :].rstrip("\n"))
+            elif line.startswith(_ERROR_TAG):
+                try:
+                    records.append(json.loads(line[len(_ERROR_TAG) :]))
+                except ValueError:
+                    pass
+
+    def drain() -> None:
+        assert proc.stderr is not None
+        errors.extend(proc.stderr.read().splitlines()[-20:])
+
+    threads = [threading.Thread(target=relay, daemon=True), threading.Thread(target=drain, daemon=True)]
+    for thread in threads:
+        thread.start()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        raise ResourceLimitError(
+            f"building the snapshot with {_names(overlays)} took more than {timeout:g} s and was stopped (KBQ_BUILD_TIMEOUT)"
+        ) from None
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    finally:
+        for thread in threads:
+            thread.join(5)
+        shutil.rmtree(tmp, ignore_errors=True)
+    if proc.returncode == 0:
+        return
+    if records:
+        raise _error_from(records[-1], overlays)
+    how = f"signal {-proc.returncode}" if proc.returncode < 0 else f"status {proc.returncode}"
+    detail = "; ".join(line for line in errors if line.strip())[-500:]
+    raise ResourceLimitError(
+        f"building the snapshot with {_names(overlays)} stopped ({how}: over the memory limit of {memory:g} MB "
+        f"(KBQ_BUILD_MEMORY_MB) or a crash of the reasoner){': ' + detail if detail else ''}"
+    )
+
+
+def _child(argv: list[str]) -> int:
+    import argparse
+
+    p = argparse.ArgumentParser(prog="python -m kbq.build.pipeline", description="Build one snapshot (used by ensure).")
+    p.add_argument("--out", required=True)
+    p.add_argument("--tmp", required=True)
+    p.add_argument("--engine", default=DEFAULT_ENGINE)
+    p.add_argument("overlays", nargs="*")
+    args = p.parse_args(argv)
+
+    def say(message: str) -> None:
+        print(_PROGRESS_TAG + message, flush=True)
+
+    record: dict[str, object]
+    try:
+        build(args.out, overlays=args.overlays, engine=args.engine, progress=say, tmp=args.tmp)
+        return 0
+    except KnowledgeFileError as exc:
+        record = {"type": "KnowledgeFileError", "path": exc.path, "line": exc.line, "detail": exc.message}
+    except ValidationError as exc:
+        violations = [[v.subject, v.message, v.path, list(v.files)] for v in exc.violations]
+        record = {"type": "ValidationError", "violations": violations}
+    except MemoryError:
+        record = {"type": "MemoryError"}
+    except BaseException as exc:  # a reasoner's panic (pyo3 raises a BaseException) is reported too
+        if isinstance(exc, KeyboardInterrupt | SystemExit):
+            raise
+        record = {"type": type(exc).__name__, "message": str(exc)[:2000]}
+    print(_ERROR_TAG + json.dumps(record), flush=True)
+    return 2
+
+
+# --- open or heal -------------------------------------------------------------------------------
+
+_BYPASS: list[str] = []  # temporary cache folders of this process (an unwritable cache)
+
+
+def _writable_tmp(root: str, key: str) -> str:
+    os.makedirs(root, exist_ok=True)
+    tmp = os.path.join(root, f"snapshot-{key}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    os.mkdir(tmp)
+    return tmp
+
+
+def _bypass_root(root: str, exc: OSError, say: Progress) -> str:
+    import atexit
+    import tempfile
+
+    if not _BYPASS:
+        folder = tempfile.mkdtemp(prefix="kbq-cache-")
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        _BYPASS.append(folder)
+        say(
+            f"kbq: cannot write the cache folder {root} ({exc.strerror or exc}); this process uses a temporary "
+            f"snapshot in {folder} (set KBQ_CACHE_DIR to a writable folder to keep it)"
+        )
+    return _BYPASS[0]
 
 
 def ensure(
@@ -92,18 +386,54 @@ def ensure(
     engine: str = DEFAULT_ENGINE,
     rebuild: bool = False,
     progress: Progress | None = None,
+    verify: bool = False,
 ) -> tuple[ox.Store, SnapshotInfo]:
-    """The snapshot for these inputs, built first if missing, partial or corrupt."""
-    path = snapshot_path(overlays, engine)
-    if not rebuild and (opened := open_existing(path)) is not None:
-        return opened
-    if os.path.exists(path):
-        shutil.rmtree(path, ignore_errors=True)
-    build(path, overlays=overlays, engine=engine, progress=progress)
-    opened = open_existing(path)
+    """The snapshot for these inputs: the newest usable one, else a new build.
+
+    A damaged, truncated, moved-and-changed or otherwise unusable snapshot is rebuilt with one
+    message; an unwritable cache folder is bypassed (a temporary one, with one message).
+    `verify`: check every file's checksum, not only sizes and times (`kbq serve`, `kbq build`)."""
+    say = progress or _warn
+    overlays = list(overlays)
+    files = snapshot.input_files(overlays)
+    root = snapshot.cache_root()
+    key = snapshot.input_key(files, engine)
+    if not rebuild:
+        candidates = snapshot.versions(root, key) + [v for folder in _BYPASS for v in snapshot.versions(folder, key)]
+        for path in candidates:
+            opened = snapshot.open_existing(path, verify=verify)
+            if opened is not None:
+                if len(candidates) > 1:
+                    snapshot.sweep(root, key, keep=path)
+                return opened
+            why = snapshot.problem(path, verify=verify) or "the store does not open"
+            say(f"kbq: the snapshot {path} cannot be used ({why}); building a new one")
+            snapshot.remove_if_unused(path)
+    try:
+        tmp = _writable_tmp(root, key)
+    except OSError as exc:
+        root = _bypass_root(root, exc, say)
+        tmp = _writable_tmp(root, key)
+    final = snapshot.new_version(root, key)
+    try:
+        if overlays:
+            _build_isolated(final, tmp, overlays, engine, progress)
+        else:
+            build(final, overlays=overlays, engine=engine, progress=progress, tmp=tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    opened = snapshot.open_existing(final)
     if opened is None:
-        raise OSError(f"snapshot at {path} could not be opened after a rebuild")
+        why = snapshot.problem(final) or "the store does not open"
+        raise CacheError(f"the snapshot just built at {final} cannot be opened: {why}")
+    snapshot.sweep(root, key, keep=final)
     return opened
+
+
+def _warn(message: str) -> None:
+    import logging
+
+    logging.getLogger("kbq").warning("%s", message)
 
 
 def _name_index(store: ox.Store) -> list[ox.Quad]:
@@ -116,3 +446,7 @@ def _name_index(store: ox.Store) -> list[ox.Quad]:
             if isinstance(quad.object, ox.Literal) and (key := names.normalise(quad.object.value)):
                 quads.append(ox.Quad(quad.subject, index, ox.Literal(key), graph))
     return quads
+
+
+if __name__ == "__main__":
+    sys.exit(_child(sys.argv[1:]))

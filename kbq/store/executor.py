@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pyoxigraph as ox
 
-from kbq.errors import SparqlError
+from kbq.errors import CacheError, ResourceLimitError, SparqlError
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 _INTEGER_TYPES = {XSD + t for t in ("integer", "int", "long", "short", "nonNegativeInteger", "positiveInteger")}
@@ -58,20 +58,36 @@ def term_value(term: object) -> Value:
     return str(term)
 
 
+def engine_error(store: ox.Store, exc: BaseException) -> SparqlError | CacheError | ResourceLimitError:
+    """A typed error for what pyoxigraph raised: a corrupt snapshot is marked for rebuilding."""
+    text = str(exc)
+    if isinstance(exc, MemoryError):
+        return ResourceLimitError("the query needed more memory than is available and was stopped")
+    if "Corruption" in text or "checksum mismatch" in text:
+        from kbq.store import snapshot
+
+        folder = snapshot.mark_damaged(store, text)
+        where = f" at {folder}" if folder else ""
+        return CacheError(
+            f"the snapshot{where} is damaged ({text[:200]}); kbq rebuilds it the next time it opens it (or run `kbq build`)"
+        )
+    if isinstance(exc, SyntaxError):
+        return SparqlError(f"SPARQL syntax error: {text}")
+    return SparqlError(f"SPARQL evaluation failed: {text[:1000]}")
+
+
 def select(store: ox.Store, sparql: str) -> Table:
     """Run a SELECT (or ASK) over the union of the asserted and inferred graphs."""
     try:
         result = store.query(sparql, use_default_graph_as_union=True)
-    except SyntaxError as exc:
-        raise SparqlError(f"SPARQL syntax error: {exc}") from None
-    except OSError as exc:
-        raise SparqlError(f"SPARQL evaluation failed: {exc}") from None
-    if isinstance(result, ox.QueryBoolean):
-        return Table(columns=["answer"], rows=[[bool(result)]])
-    if isinstance(result, ox.QuerySolutions):
-        columns = [v.value for v in result.variables]
-        rows = [[term_value(solution[c]) for c in columns] for solution in result]
-        return Table(columns=columns, rows=rows)
-    # CONSTRUCT / DESCRIBE: present triples as a three-column table
-    rows = [[term_value(t.subject), term_value(t.predicate), term_value(t.object)] for t in result]
-    return Table(columns=["subject", "predicate", "object"], rows=rows)
+        if isinstance(result, ox.QueryBoolean):
+            return Table(columns=["answer"], rows=[[bool(result)]])
+        if isinstance(result, ox.QuerySolutions):
+            columns = [v.value for v in result.variables]
+            rows = [[term_value(solution[c]) for c in columns] for solution in result]
+            return Table(columns=columns, rows=rows)
+        # CONSTRUCT / DESCRIBE: present triples as a three-column table
+        rows = [[term_value(t.subject), term_value(t.predicate), term_value(t.object)] for t in result]
+        return Table(columns=["subject", "predicate", "object"], rows=rows)
+    except (SyntaxError, OSError, RuntimeError, ValueError, OverflowError, MemoryError) as exc:
+        raise engine_error(store, exc) from None

@@ -1,12 +1,22 @@
-"""The inferred graph cached on disk as a read-only pyoxigraph store.
+"""The inferred graph cached on disk as a read-only pyoxigraph store, and how it heals.
 
-The cache folder is named by a hash of every input file (ontology, rules, checks, shapes, KB,
-overlays) plus the engine, Python and library versions, so a snapshot is rebuilt only when an
-input changes. A build goes to a private temporary folder that is renamed into place (atomic on
-one file system), so two processes building at once cannot corrupt it; a folder without a
-valid manifest, or one pyoxigraph cannot open, is rebuilt rather than trusted.
+A snapshot is keyed by a hash of every input file (ontology, rules, checks, shapes, KB,
+overlays) plus the engine, Python and library versions. Each build goes to a private temporary
+folder that is renamed to a new versioned folder `snapshot-KEY.STAMP`; an open takes the newest
+one that passes its checks. So a rebuild (`kbq build`, or a damaged snapshot) never removes a
+folder a running process uses: every process that opens a snapshot holds a shared lock on its
+`kbq.lock`, and an older folder is deleted only once nobody holds it.
 
-This module is on the query path: it imports only os, sys, hashlib, marshal and pyoxigraph
+Checks, in order of cost: the manifest is checksummed (sha256) before it is unmarshalled; every
+file it lists has its size, and if its mtime moved its sha256 (`verify=True`, used by
+`kbq serve` and `kbq build`, hashes them all); the store must open. A corruption the engine
+finds later (a block checksum) marks the folder damaged (see `mark_damaged`), and the next open
+rebuilds it. Paths in the manifest are relative, so a moved cache keeps working.
+
+Input files are hashed through a stamp file in the cache folder (path, size, mtime -> sha256),
+so a large overlay is not read again on every cold call while it is unchanged.
+
+This module is on the query path: it imports only os, sys, hashlib, marshal, time and pyoxigraph
 (no pathlib, json, dataclasses, rdflib or pydantic), so a cold query stays close to the floor.
 """
 
@@ -16,6 +26,7 @@ import hashlib
 import marshal
 import os
 import sys
+import time
 
 import pyoxigraph as ox
 
@@ -25,12 +36,21 @@ from kbq.version import __version__
 TYPE_CHECKING = False  # typing costs a cold start; annotations are strings (PEP 563)
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
+    from typing import Any
 
     Progress = Callable[[str], None]
 
-MANIFEST = "kbq-manifest.json"  # for people; the code reads the marshal copy
+MANIFEST = "kbq-manifest.json"  # for people; the code reads the checksummed marshal copy
 MANIFEST_DATA = "kbq-manifest.marshal"
+LOCK = "kbq.lock"
+DAMAGED = "kbq-damaged"  # written when the engine reports a corruption in this folder
+STAMPS = "kbq-stamps.marshal"
 DEFAULT_ENGINE = "reasonable"
+_MAGIC = b"KBQ-MANIFEST-2\n"
+_STAMPS_MAGIC = b"KBQ-STAMPS-1\n"
+_UNCHECKED = ("LOG", "LOCK", "kbq-", "kbq.")  # not in the checksums: RocksDB's logs and lock, kbq's own files
+_HELD: dict[str, int] = {}  # snapshot folder -> file descriptor holding its shared lock
+_OPENED: dict[int, str] = {}  # id(store) -> its folder (to mark a store damaged)
 
 
 class SnapshotInfo:
@@ -118,28 +138,341 @@ def _build_code() -> str:
     return ",".join(stamps)
 
 
+# --- checksummed marshal files -----------------------------------------------------------------
+
+
+def _seal(magic: bytes, data: dict[str, Any]) -> bytes:
+    body = marshal.dumps(data)
+    return magic + hashlib.sha256(body).digest() + body
+
+
+def _unseal(magic: bytes, blob: bytes) -> object:
+    """The data of a sealed blob; ValueError when it is not one, or its checksum differs."""
+    head = len(magic)
+    if not blob.startswith(magic) or len(blob) < head + 32:
+        raise ValueError("not a kbq file of this version")
+    body = blob[head + 32 :]
+    if hashlib.sha256(body).digest() != blob[head : head + 32]:
+        raise ValueError("checksum mismatch")
+    return marshal.loads(body)  # safe: the bytes are the ones kbq wrote (checksum above)
+
+
+def _write_atomic(path: str, data: bytes) -> None:
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        with open(tmp, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _sha256_file(path: str) -> bytes:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.digest()
+
+
+# --- the cache key -----------------------------------------------------------------------------
+
+
+class _Stamps:
+    """path -> (size, mtime_ns, sha256) of input files, in the cache folder (best effort)."""
+
+    RACY_NS = 2_000_000_000  # a file changed in the last 2 s may change again within the same mtime
+
+    def __init__(self, root: str) -> None:
+        self.path = os.path.join(root, STAMPS)
+        self.changed = False
+        try:
+            with open(self.path, "rb") as handle:
+                data = _unseal(_STAMPS_MAGIC, handle.read(16 << 20))
+            self.entries: dict[str, tuple[int, int, bytes]] = data if isinstance(data, dict) else {}
+        except (OSError, ValueError, EOFError, TypeError):
+            self.entries = {}
+
+    def digest(self, path: str) -> bytes:
+        """The sha256 of a file's content, from the stamp when size and mtime are unchanged."""
+        full = os.path.abspath(path)
+        st = os.stat(full)
+        entry = self.entries.get(full)
+        if entry is not None and entry[0] == st.st_size and entry[1] == st.st_mtime_ns:
+            return entry[2]
+        digest = _sha256_file(full)
+        if time.time_ns() - st.st_mtime_ns > self.RACY_NS:
+            self.entries[full] = (st.st_size, st.st_mtime_ns, digest)
+            self.changed = True
+        return digest
+
+    def save(self) -> None:
+        if not self.changed:
+            return
+        if len(self.entries) > 2000:  # forget files of long ago
+            self.entries = dict(list(self.entries.items())[-1000:])
+        try:
+            _write_atomic(self.path, _seal(_STAMPS_MAGIC, self.entries))
+        except OSError:
+            pass  # an unwritable cache only costs the hashing again
+
+
 def input_key(files: Sequence[str | os.PathLike[str]], engine: str) -> str:
     digest = hashlib.sha256()
     digest.update(f"kbq={__version__};{_library_versions(engine)};{_build_code()}".encode())
+    stamps = _Stamps(cache_root())
     for path in files:
         digest.update(b"\0" + os.path.basename(os.fspath(path)).encode() + b"\0")
         try:
-            with open(path, "rb") as handle:
-                digest.update(handle.read())
+            digest.update(stamps.digest(os.fspath(path)))
         except OSError:
             digest.update(b"<unreadable>")  # the build will report it with its path
+    stamps.save()
     return digest.hexdigest()[:32]
 
 
-def open_existing(path: str) -> tuple[ox.Store, SnapshotInfo] | None:
-    """The snapshot at `path`, or None when it is missing, partial or corrupt."""
+# --- manifests and checks ----------------------------------------------------------------------
+
+
+def _checked_files(folder: str) -> list[str]:
+    return sorted(n for n in os.listdir(folder) if not n.startswith(_UNCHECKED) and os.path.isfile(os.path.join(folder, n)))
+
+
+def write_manifest(folder: str, info: SnapshotInfo, names: Sequence[str] | None = None) -> None:
+    """Write the manifest of a complete build in `folder` (its lock file first, the manifest last);
+    `names`: the files to checksum (default: every store file there now)."""
+    import json
+
+    with open(os.path.join(folder, LOCK), "ab"):
+        pass
+    contents = {}
+    for name in _checked_files(folder) if names is None else names:
+        path = os.path.join(folder, name)
+        st = os.stat(path)
+        contents[name] = (st.st_size, st.st_mtime_ns, _sha256_file(path))
+    record = {f: getattr(info, f) for f in info.FIELDS if f != "path"}
+    with open(os.path.join(folder, MANIFEST), "w", encoding="utf-8") as handle:
+        json.dump(record, handle, indent=1)
+    _write_atomic(os.path.join(folder, MANIFEST_DATA), _seal(_MAGIC, {"info": record, "contents": contents}))
+
+
+def _read_manifest(folder: str) -> dict[str, object]:
+    with open(os.path.join(folder, MANIFEST_DATA), "rb") as handle:
+        data = _unseal(_MAGIC, handle.read(16 << 20))
+    if not isinstance(data, dict) or not isinstance(data.get("info"), dict) or not isinstance(data.get("contents"), dict):
+        raise ValueError("manifest of an unknown shape")
+    return data
+
+
+def problem(folder: str, *, verify: bool = False) -> str | None:
+    """Why the snapshot folder cannot be used, or None when it can (not opening the store)."""
+    if not os.path.isdir(folder):
+        return "not a folder" if os.path.lexists(folder) else "missing"
+    if os.path.lexists(os.path.join(folder, DAMAGED)):
+        try:
+            with open(os.path.join(folder, DAMAGED), encoding="utf-8", errors="replace") as handle:
+                return "damaged: " + handle.read(500).strip()
+        except OSError:
+            return "damaged"
     try:
-        with open(os.path.join(path, MANIFEST_DATA), "rb") as handle:
-            info = SnapshotInfo(**marshal.load(handle))
-        return ox.Store.read_only(path), info
-    except (OSError, ValueError, TypeError, EOFError):
+        data = _read_manifest(folder)
+    except FileNotFoundError:
+        return "no manifest (an interrupted build?)"
+    except (OSError, ValueError, EOFError, TypeError) as exc:
+        return f"unreadable manifest ({exc})"
+    if not os.path.isfile(os.path.join(folder, LOCK)):
+        return f"no {LOCK}"
+    contents = data["contents"]
+    assert isinstance(contents, dict)
+    moved = False
+    for name, entry in contents.items():
+        path = os.path.join(folder, name)
+        try:
+            size, mtime_ns, digest = entry
+            st = os.stat(path)
+        except (OSError, ValueError, TypeError):
+            return f"{name} is missing"
+        if st.st_size != size:
+            return f"{name} has {st.st_size} bytes, not {size}"
+        if verify or st.st_mtime_ns != mtime_ns:
+            try:
+                if _sha256_file(path) != digest:
+                    return f"{name} does not match its checksum"
+            except OSError as exc:
+                return f"{name} cannot be read ({exc.strerror})"
+            moved = moved or st.st_mtime_ns != mtime_ns
+    if moved:  # copied or moved with new times but intact: record them, so the next check is cheap
+        try:
+            info = SnapshotInfo(path=folder, **data["info"])  # type: ignore[arg-type]
+            write_manifest(folder, info, list(contents))
+        except (OSError, TypeError):
+            pass
+    return None
+
+
+def _lock_shared(folder: str) -> bool:
+    """Hold a shared lock on the folder for this process's life (False: it is being removed)."""
+    if folder in _HELD:
+        return True
+    try:
+        import fcntl
+    except ImportError:  # no flock (Windows): old folders are then never removed while in doubt
+        return True
+    try:
+        fd = os.open(os.path.join(folder, LOCK), os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return False
+    if not os.path.exists(os.path.join(folder, MANIFEST_DATA)):  # removed while we waited
+        os.close(fd)
+        return False
+    _HELD[folder] = fd
+    return True
+
+
+def open_existing(path: str, *, verify: bool = False) -> tuple[ox.Store, SnapshotInfo] | None:
+    """The snapshot at `path` (locked for this process), or None when it is missing, partial,
+    damaged or unreadable (see `problem` for why)."""
+    if problem(path, verify=verify) is not None:
         return None
+    try:
+        data = _read_manifest(path)
+        info = SnapshotInfo(path=path, **data["info"])  # type: ignore[arg-type]
+    except (OSError, ValueError, EOFError, TypeError):
+        return None
+    if not _lock_shared(path):
+        return None
+    try:
+        store = ox.Store.read_only(path)
+    except (OSError, RuntimeError, ValueError):
+        return None
+    _OPENED[id(store)] = path
+    return store, info
+
+
+# --- versioned folders -------------------------------------------------------------------------
+
+
+def versions(root: str, key: str) -> list[str]:
+    """The complete-looking folders of one key, newest first."""
+    prefix = f"snapshot-{key}."
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return []
+    found = [n for n in names if n.startswith(prefix) and n[len(prefix) :].isdigit()]
+    return [os.path.join(root, n) for n in sorted(found, reverse=True)]
+
+
+def new_version(root: str, key: str) -> str:
+    return os.path.join(root, f"snapshot-{key}.{time.time_ns():020d}")
+
+
+def open_snapshot(root: str, key: str, *, verify: bool = False) -> tuple[ox.Store, SnapshotInfo] | None:
+    """The newest usable snapshot of `key` (older ones are removed once nobody holds them)."""
+    for path in versions(root, key):
+        opened = open_existing(path, verify=verify)
+        if opened is not None:
+            return opened
+    return None
 
 
 def snapshot_path(overlays: Sequence[str | os.PathLike[str]] = (), engine: str = DEFAULT_ENGINE) -> str:
-    return os.path.join(cache_root(), f"snapshot-{input_key(input_files(overlays), engine)}")
+    """The newest folder of the snapshot these inputs make (it may not exist yet)."""
+    root = cache_root()
+    key = input_key(input_files(overlays), engine)
+    found = versions(root, key)
+    return found[0] if found else os.path.join(root, f"snapshot-{key}")
+
+
+def remove_if_unused(folder: str) -> bool:
+    """Delete a snapshot folder unless a process holds it (True when it is gone)."""
+    if folder in _HELD:
+        return False
+    if os.path.lexists(folder) and not os.path.isdir(folder):
+        try:
+            os.unlink(folder)  # a file where a snapshot folder should be: nothing can hold it
+            return True
+        except OSError:
+            return False
+    try:
+        import fcntl
+    except ImportError:
+        return False
+    import shutil
+
+    try:
+        fd = os.open(os.path.join(folder, LOCK), os.O_RDONLY)
+    except FileNotFoundError:
+        fd = -1  # no lock file: an interrupted or damaged build, which no process can hold
+    except OSError:
+        return False
+    try:
+        if fd >= 0:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                return False
+        trash = f"{folder}.trash-{os.getpid()}-{time.time_ns()}"
+        try:
+            os.rename(folder, trash)
+        except OSError:
+            return False
+        shutil.rmtree(trash, ignore_errors=True)
+        return True
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def sweep(root: str, key: str, keep: str | None = None) -> None:
+    """Remove this key's older folders nobody holds, and temporary folders of dead builds."""
+    import shutil
+
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return
+    prefix = f"snapshot-{key}."
+    for name in names:
+        path = os.path.join(root, name)
+        if ".trash-" in name and name.startswith("snapshot-"):
+            shutil.rmtree(path, ignore_errors=True)
+        elif ".tmp-" in name and name.startswith("snapshot-"):
+            pid = name.rsplit(".tmp-", 1)[1].split("-", 1)[0]
+            if pid.isdigit() and not _alive(int(pid)):
+                shutil.rmtree(path, ignore_errors=True)
+        elif name.startswith(prefix) and name[len(prefix) :].isdigit() and path != keep:
+            remove_if_unused(path)
+
+
+def mark_damaged(store: ox.Store, reason: str) -> str | None:
+    """Record that the engine found `store`'s folder corrupt; the next open rebuilds it.
+    Returns the folder (None when the store is not a snapshot this process opened)."""
+    folder = _OPENED.get(id(store))
+    if folder is None:
+        return None
+    try:
+        with open(os.path.join(folder, DAMAGED), "w", encoding="utf-8") as handle:
+            handle.write(reason[:500])
+    except OSError:
+        pass
+    return folder
