@@ -8,6 +8,10 @@ killable worker processes (kbq.serve.pool); logging is configured in `main()` on
 question is well formed but nothing satisfies it (the CLI's "no result", exit 1); 400 with
 `{error, column, expected, suggestions, detail}` for a question kbq cannot read; 413 too
 long; 503 over the time limit or when busy (with Retry-After).
+
+Every limit (SECURITY.md lists them with their defaults) is a command-line option: query
+length, rows and bytes of an answer, time and memory of a query, request head size and time,
+body time, slow clients, connections, and the Host names answered.
 """
 
 from __future__ import annotations
@@ -32,9 +36,11 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from kbq.errors import KbqError
+from kbq.serve.http import ConnectionLimits, protocol_class
 from kbq.serve.pool import WorkerPool
 from kbq.serve.sparql import ProtocolError, read_body, sparql_endpoint
-from kbq.serve.state import ServerConfig, ServerState, failure, run_job
+from kbq.serve.state import ServerConfig, ServerState, answer, failure, run_job
 from kbq.store.resources import ASSERTED_GRAPH, INFERRED_GRAPH
 from kbq.store.snapshot import SnapshotInfo
 
@@ -84,11 +90,39 @@ class AccessLog:
             )
 
 
-async def _ask_params(request: Request, limit: int) -> tuple[str | None, bool]:
+class HostCheck:
+    """ASGI middleware: answer only for the Host names allowed (DNS rebinding; a reflected Host)."""
+
+    def __init__(self, app: ASGIApp, allowed: tuple[str, ...]) -> None:
+        self.app, self.allowed = app, frozenset(h.lower() for h in allowed)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and "*" not in self.allowed:
+            raw = dict(scope["headers"]).get(b"host", b"").decode("latin-1").strip().lower()
+            host = raw[1:].split("]", 1)[0] if raw.startswith("[") else raw.rsplit(":", 1)[0] if raw.count(":") == 1 else raw
+            if host not in self.allowed:
+                response = failure(400, f"this server does not answer for the host {raw!r} (see --allowed-host)", as_json=False)
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def _json_field(data: dict[str, object], name: str) -> list[str]:
+    value = data.get(name)
+    if value is None:
+        return []
+    if isinstance(value, bool):
+        return ["true" if value else ""]
+    if not isinstance(value, str | int | float):
+        raise ProtocolError(400, f'"{name}" must be a string')
+    return [str(value)]
+
+
+async def _ask_params(request: Request, limit: int, timeout: float) -> tuple[str | None, bool]:
     params: dict[str, list[str]] = parse_qs(request.url.query, keep_blank_values=True)
     if request.method == "POST":
         media = request.headers.get("content-type", "").split(";")[0].strip().lower()
-        body = await read_body(request, 3 * limit + 4096)
+        body = await read_body(request, 3 * limit + 4096, timeout)
         try:
             text = body.decode("utf-8")
             if media == "application/x-www-form-urlencoded":
@@ -97,16 +131,24 @@ async def _ask_params(request: Request, limit: int) -> tuple[str | None, bool]:
                 data = json.loads(text)
                 if not isinstance(data, dict):
                     raise ProtocolError(400, 'expected a JSON object {"q": "..."}')
-                params = {k: [str(v)] for k, v in data.items() if v is not None}
+                params = {"q": _json_field(data, "q"), "explain": _json_field(data, "explain")}
             elif media == "text/plain":
                 params = {"q": [text]}
             else:
                 raise ProtocolError(415, "use application/x-www-form-urlencoded, application/json or text/plain")
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise ProtocolError(400, f"cannot read the request body: {exc}") from None
+        except RecursionError:
+            raise ProtocolError(400, "cannot read the request body: JSON nested too deeply") from None
     questions = params.get("q") or []
+    question = questions[0] if questions else None
+    if question is not None:
+        try:
+            question.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ProtocolError(400, "q is not valid Unicode text (it holds a lone surrogate)") from None
     explain = (params.get("explain") or [""])[0].lower() in ("1", "true", "yes", "on")
-    return (questions[0] if questions else None), explain
+    return question, explain
 
 
 async def ask(request: Request) -> Response:
@@ -114,7 +156,7 @@ async def ask(request: Request) -> Response:
     state: ServerState = request.app.state.kbq
     limit = state.config.max_query_length
     try:
-        question, explain = await _ask_params(request, limit)
+        question, explain = await _ask_params(request, limit, state.config.body_timeout)
     except ProtocolError as exc:
         return failure(exc.status, exc.message, as_json=True)
     if question is None or not question.strip():
@@ -123,7 +165,7 @@ async def ask(request: Request) -> Response:
         return failure(413, f"question of {len(question)} characters is over this server's limit of {limit}", as_json=True)
     key = ("ask", question, explain)
     if (cached := state.cache.get(key)) is not None:
-        return Response(cached, media_type="application/json")
+        return answer(state, cached, "application/json")
     reply = await run_job(state, {"op": "ask", "q": question, "explain": explain}, as_json=True)
     if isinstance(reply, Response):
         return reply
@@ -131,7 +173,7 @@ async def ask(request: Request) -> Response:
         error = dict(reply.error or {"error": "query failed"})
         return JSONResponse(error, status_code=reply.status)
     state.cache.put(key, reply.body)
-    return Response(reply.body, media_type="application/json")
+    return answer(state, reply.body, "application/json")
 
 
 async def health(request: Request) -> Response:
@@ -145,8 +187,17 @@ async def health(request: Request) -> Response:
         "snapshot": state.info.key,
         "triples": state.info.asserted + state.info.inferred,
         "network_sandbox": pool.sandboxed,
+        "warnings": state.warnings + ([] if pool.sandboxed or not pool.ready else [_sandbox_warning(state.config)]),
     }
     return JSONResponse(body, status_code=200 if pool.ready else 503)
+
+
+def _sandbox_warning(config: ServerConfig) -> str:
+    why = "--no-sandbox was given" if not config.sandbox else "this system refused an empty network namespace"
+    return (
+        f"network sandbox off ({why}): query workers can reach the network, and only the query guard "
+        "stops SERVICE; see SECURITY.md"
+    )
 
 
 async def index(request: Request) -> Response:
@@ -162,6 +213,8 @@ def create_app(config: ServerConfig, info: SnapshotInfo) -> Starlette:
         timeout=config.timeout,
         max_results=config.max_results,
         sandbox=config.sandbox,
+        max_bytes=config.max_response_bytes,
+        memory_mb=config.worker_memory_mb,
     )
     state = ServerState(config=config, info=info, served_graphs=frozenset({ASSERTED_GRAPH, INFERRED_GRAPH}), pool=pool)
 
@@ -169,12 +222,16 @@ def create_app(config: ServerConfig, info: SnapshotInfo) -> Starlette:
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         await pool.start()
         log.info("kbq serve: %d workers ready (network sandbox: %s)", pool.ready, "on" if pool.sandboxed else "off")
+        if not pool.sandboxed:
+            log.warning("kbq serve: %s", _sandbox_warning(config))
         try:
             yield
         finally:
             await pool.close()
 
     middleware = [Middleware(AccessLog)]
+    if config.allowed_hosts:
+        middleware.append(Middleware(HostCheck, allowed=config.allowed_hosts))
     if config.cors_origins:
         middleware.append(
             Middleware(
@@ -216,6 +273,36 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--cors-origin", action="append", default=[], metavar="ORIGIN", help="allow this origin (repeatable)")
     p.add_argument("--cache-size", type=int, default=512, metavar="N", help="answers kept in memory (0: none)")
     p.add_argument("--no-sandbox", action="store_true", help="do not put workers in an empty network namespace")
+    p.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="answer requests for this Host name (repeatable; default: the loopback names when bound to loopback, "
+        "else any; '*' for any)",
+    )
+    p.add_argument("--max-response-bytes", type=int, default=32 << 20, metavar="N", help="bytes of one answer (default 32 MiB)")
+    p.add_argument(
+        "--worker-memory", type=int, default=1024, metavar="MB", help="memory a query may use in its worker (default 1024 MB)"
+    )
+    p.add_argument("--max-header-bytes", type=int, default=64 * 1024, metavar="N", help="bytes of a request head (default 65536)")
+    p.add_argument("--header-timeout", type=float, default=10.0, metavar="S", help="seconds to send a request head (default 10)")
+    p.add_argument("--body-timeout", type=float, default=30.0, metavar="S", help="seconds to send a request body (default 30)")
+    p.add_argument(
+        "--send-timeout",
+        type=float,
+        default=30.0,
+        metavar="S",
+        help="seconds a client may read nothing of an answer (default 30)",
+    )
+    p.add_argument(
+        "--max-slow-clients",
+        type=int,
+        default=256,
+        metavar="N",
+        help="connections still sending their request head; past it the slowest is closed (default 256)",
+    )
+    p.add_argument("--max-connections", type=int, default=1000, metavar="N", help="open connections (default 1000)")
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     return p
 
@@ -247,22 +334,60 @@ def main(argv: list[str] | None = None) -> int:
         cors_origins=tuple(args.cors_origin),
         cache_size=args.cache_size,
         sandbox=not args.no_sandbox,
+        max_response_bytes=args.max_response_bytes,
+        max_sending_bytes=4 * args.max_response_bytes,
+        worker_memory_mb=args.worker_memory,
+        body_timeout=args.body_timeout,
+        allowed_hosts=_allowed_hosts(args.host, args.allowed_host),
     )
-    store, info = pipeline.ensure(
-        [Path(p) for p in args.kb], engine=os.environ.get("KBQ_ENGINE", "reasonable"), progress=log.info
-    )
-    del store  # the workers open it read-only
+    try:
+        store, info = pipeline.ensure(
+            [Path(p) for p in args.kb], engine=os.environ.get("KBQ_ENGINE", "reasonable"), progress=log.info, verify=True
+        )
+    except KbqError as exc:
+        log.error("kbq serve: %s", exc)
+        return exc.exit_code
+    del store  # the workers open it read-only (this process keeps its lock: a rebuild will not remove it)
+    _raise_open_file_limit()
     if not _is_loopback(args.host):
         log.warning("kbq serve: listening on %s, reachable from other machines", args.host)
     log.info("kbq serve: http://%s:%d/ (SPARQL at /sparql, timeout %g s)", args.host, args.port, args.timeout)
     # On SIGTERM/Ctrl-C, requests still running after 5 s are cancelled (their workers killed).
+    limits = ConnectionLimits(
+        max_head_bytes=args.max_header_bytes,
+        head_timeout=args.header_timeout,
+        send_timeout=args.send_timeout,
+        max_slow_clients=args.max_slow_clients,
+    )
     uvicorn.run(
         create_app(config, info),
         host=args.host,
         port=args.port,
+        http=protocol_class(limits),
+        limit_concurrency=args.max_connections,
         log_config=None,
         access_log=False,
         server_header=False,
         timeout_graceful_shutdown=5,
     )
     return 0
+
+
+def _allowed_hosts(bind: str, given: list[str]) -> tuple[str, ...]:
+    if given:
+        return tuple(given)
+    if _is_loopback(bind):
+        return ("127.0.0.1", "localhost", "::1", bind)
+    return ("*",)
+
+
+def _raise_open_file_limit() -> None:
+    """Slow clients each hold a socket: use every descriptor the system allows this process."""
+    try:
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if hard == resource.RLIM_INFINITY or soft < hard:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard if hard != resource.RLIM_INFINITY else 65536, hard))
+    except (ImportError, ValueError, OSError):
+        pass

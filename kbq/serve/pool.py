@@ -86,7 +86,16 @@ class WorkerPool:
     """`size` workers over one snapshot; `run(job)` returns the worker's Reply."""
 
     def __init__(
-        self, snapshot: str, *, size: int, max_pending: int, timeout: float, max_results: int, sandbox: bool = True
+        self,
+        snapshot: str,
+        *,
+        size: int,
+        max_pending: int,
+        timeout: float,
+        max_results: int,
+        sandbox: bool = True,
+        max_bytes: int = 32 << 20,
+        memory_mb: int = 1024,
     ) -> None:
         self.argv = [
             sys.executable,
@@ -96,9 +105,14 @@ class WorkerPool:
             snapshot,
             "--max-results",
             str(max_results),
+            "--max-bytes",
+            str(max_bytes),
+            "--memory-mb",
+            str(memory_mb),
             "--parent",
             str(os.getpid()),
         ]
+        self.memory_mb = memory_mb
         if not sandbox:
             self.argv.append("--no-sandbox")
         self.size, self.max_pending, self.timeout = size, max_pending, timeout
@@ -169,7 +183,10 @@ class WorkerPool:
                 raise QueryTimeout(f"the query ran past the {self.timeout:g} s limit and was stopped") from None
             except (asyncio.IncompleteReadError, ConnectionError) as exc:
                 self._replace(worker)
-                raise WorkerLost("the query's worker process died (out of memory, or killed)") from exc
+                raise WorkerLost(
+                    f"the query was stopped: it needed more than the {self.memory_mb} MB a query may use "
+                    "(or its worker was killed); simplify it or add a LIMIT"
+                ) from exc
             except asyncio.CancelledError:
                 self._replace(worker)
                 raise

@@ -8,6 +8,8 @@ N-Triples, JSON-LD), serialised by pyoxigraph in a worker. Every query passes th
 
 from __future__ import annotations
 
+import asyncio
+import functools
 from collections.abc import Iterator, Sequence
 from urllib.parse import parse_qs
 
@@ -15,8 +17,8 @@ import pyoxigraph as ox
 from starlette.requests import Request
 from starlette.responses import Response
 
-from kbq.serve.guard import RefusedQuery, check_query
-from kbq.serve.state import ServerState, failure, run_job
+from kbq.serve.guard import Checked, RefusedQuery, check_query
+from kbq.serve.state import ServerState, answer, failure, run_job
 from kbq.store.resources import ASSERTED_GRAPH, INFERRED_GRAPH
 
 RESULT_TYPES = {
@@ -85,17 +87,27 @@ def _content_type(media: str) -> str:
     return f"{media}; charset=utf-8" if media.startswith("text/") else media
 
 
-async def read_body(request: Request, limit: int) -> bytes:
-    """The request body, refused with 413 past `limit` bytes without reading the rest."""
+async def read_body(request: Request, limit: int, timeout: float = 30.0) -> bytes:
+    """The request body, refused with 413 past `limit` bytes without reading the rest, and with
+    408 when it has not all arrived within `timeout` seconds."""
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit:
         raise ProtocolError(413, f"request body of {declared} bytes is over this server's limit of {limit}")
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise ProtocolError(413, f"request body is over this server's limit of {limit} bytes")
-        chunks.append(chunk)
+    chunks: list[bytes] = []
+    size = 0
+
+    async def read() -> None:
+        nonlocal size
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise ProtocolError(413, f"request body is over this server's limit of {limit} bytes")
+            chunks.append(chunk)
+
+    try:
+        await asyncio.wait_for(read(), timeout)
+    except TimeoutError:
+        raise ProtocolError(408, f"the request body did not arrive within {timeout:g} s") from None
     return b"".join(chunks)
 
 
@@ -113,7 +125,7 @@ def _only(params: dict[str, list[str]], name: str) -> str | None:
     return values[0] if values else None
 
 
-async def read_query(request: Request, max_length: int) -> str | None:
+async def read_query(request: Request, max_length: int, timeout: float = 30.0) -> str | None:
     """The query text of a protocol request, None when there is none (service description)."""
     params = parse_qs(request.url.query, keep_blank_values=True)
     if request.method == "POST":
@@ -122,7 +134,7 @@ async def read_query(request: Request, max_length: int) -> str | None:
             raise ProtocolError(400, "SPARQL Update is refused: this endpoint is read-only")
         if media not in (_FORM, "application/sparql-query"):
             raise ProtocolError(415, f"unsupported Content-Type '{media or '(none)'}': use {_FORM} or application/sparql-query")
-        body = _decode(await read_body(request, 3 * max_length + 4096))
+        body = _decode(await read_body(request, 3 * max_length + 4096, timeout))
         if media == _FORM:
             params = parse_qs(body, keep_blank_values=True)
         elif "query" in params:
@@ -195,11 +207,24 @@ def service_description(state: ServerState, endpoint: str, fmt: str) -> bytes:
     return ox.serialize(triples, format=_RDF_FORMATS[fmt], prefixes=prefixes) or b""
 
 
+_check_small = functools.lru_cache(maxsize=1024)(check_query)
+_big_checks = asyncio.Semaphore(2)  # guard passes over long queries run in at most two threads
+
+
+async def guard(query: str, served: frozenset[str]) -> Checked:
+    """The guard's verdict: cached for short queries (clients repeat them), and off the event
+    loop for long ones (linear, but up to a few hundred ms for 100 KB)."""
+    if len(query) <= 8192:
+        return _check_small(query, served)
+    async with _big_checks:
+        return await asyncio.to_thread(check_query, query, served)
+
+
 async def sparql_endpoint(request: Request) -> Response:
     """The query operation (GET or POST), or the service description when there is no query."""
     state: ServerState = request.app.state.kbq
     try:
-        query = await read_query(request, state.config.max_query_length)
+        query = await read_query(request, state.config.max_query_length, state.config.body_timeout)
     except ProtocolError as exc:
         return failure(exc.status, exc.message, as_json=False)
     accept = request.headers.get("accept")
@@ -208,7 +233,7 @@ async def sparql_endpoint(request: Request) -> Response:
         body = service_description(state, str(request.url.replace(query="")), GRAPH_TYPES[rdf])
         return Response(body, media_type=_content_type(rdf), headers={"Vary": "Accept"})
     try:
-        checked = check_query(query, state.served_graphs)
+        checked = await guard(query, state.served_graphs)
     except RefusedQuery as exc:
         return failure(400, str(exc), as_json=False)
     offers = RESULT_TYPES if checked.form in ("SELECT", "ASK") else GRAPH_TYPES
@@ -218,7 +243,7 @@ async def sparql_endpoint(request: Request) -> Response:
     key = ("sparql", query, offers[media])
     headers = {"Vary": "Accept"}
     if (cached := state.cache.get(key)) is not None:
-        return Response(cached, media_type=_content_type(media), headers=headers)
+        return answer(state, cached, _content_type(media), headers)
     job = {"op": "sparql", "query": query, "format": offers[media]}
     reply = await run_job(state, job, as_json=False)
     if isinstance(reply, Response):
@@ -226,4 +251,4 @@ async def sparql_endpoint(request: Request) -> Response:
     if reply.status != 200:
         return failure(reply.status, str((reply.error or {}).get("error", "query failed")), as_json=False)
     state.cache.put(key, reply.body)
-    return Response(reply.body, media_type=_content_type(media), headers=headers)
+    return answer(state, reply.body, _content_type(media), headers)

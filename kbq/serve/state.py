@@ -1,4 +1,5 @@
-"""What every route of `kbq serve` shares: the settings, the worker pool, a response cache."""
+"""What every route of `kbq serve` shares: the settings, the worker pool, a response cache, and
+the budget of answer bytes being sent (so clients that do not read cannot pile answers up)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 
 from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.types import Receive, Scope, Send
 
 from kbq.serve.pool import PoolBusy, QueryTimeout, Reply, WorkerLost, WorkerPool
 from kbq.store.snapshot import SnapshotInfo
@@ -25,6 +27,11 @@ class ServerConfig:
     cors_origins: tuple[str, ...] = ()
     cache_size: int = 512
     sandbox: bool = True
+    max_response_bytes: int = 32 << 20
+    max_sending_bytes: int = 128 << 20  # all answers being sent at once
+    worker_memory_mb: int = 1024  # per worker, on top of what it holds after loading the snapshot
+    body_timeout: float = 30.0
+    allowed_hosts: tuple[str, ...] = ()
 
 
 class ResponseCache:
@@ -50,6 +57,36 @@ class ResponseCache:
             self._items.popitem(last=False)
 
 
+class SendBudget:
+    """Bytes of answers being sent now; past the limit, new answers are refused with 503."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit, self.used = limit, 0
+
+    def take(self, size: int) -> bool:
+        if self.used + size > self.limit and self.used > 0:
+            return False
+        self.used += size
+        return True
+
+    def give(self, size: int) -> None:
+        self.used = max(0, self.used - size)
+
+
+class BudgetedResponse(Response):
+    """A response whose body counts against the send budget until it is sent (or dropped)."""
+
+    def __init__(self, budget: SendBudget, content: bytes, **kwargs: object) -> None:
+        super().__init__(content, **kwargs)  # type: ignore[arg-type]
+        self.budget, self.size = budget, len(content)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self.budget.give(self.size)
+
+
 @dataclass
 class ServerState:
     config: ServerConfig
@@ -57,9 +94,24 @@ class ServerState:
     served_graphs: frozenset[str]
     pool: WorkerPool
     cache: ResponseCache = field(init=False)
+    budget: SendBudget = field(init=False)
+    warnings: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.cache = ResponseCache(self.config.cache_size)
+        self.budget = SendBudget(self.config.max_sending_bytes)
+
+
+def answer(state: ServerState, body: bytes, media_type: str, headers: dict[str, str] | None = None) -> Response:
+    """A 200 answer, or 503 while too many answer bytes are still being sent to slow clients."""
+    if not state.budget.take(len(body)):
+        return failure(
+            503,
+            f"server busy: {state.budget.used >> 20} MiB of answers are still being sent; try again shortly",
+            as_json=media_type == "application/json",
+            headers={"Retry-After": "1"},
+        )
+    return BudgetedResponse(state.budget, body, media_type=media_type, headers=headers)
 
 
 def failure(

@@ -68,10 +68,27 @@ def _failure(status: int, message: str, **extra: Any) -> tuple[dict[str, Any], b
     return {"status": status, "error": {"error": message, **extra}}, b""
 
 
+def _limit_memory(megabytes: int) -> None:
+    """Let this process use `megabytes` more than it holds now (data and anonymous mappings).
+    Past it an allocation fails: Python raises MemoryError, the engine aborts the process; the
+    server answers 503 either way and starts another worker."""
+    try:
+        import resource
+
+        with open("/proc/self/status", encoding="ascii") as handle:
+            data_kb = next(int(line.split()[1]) for line in handle if line.startswith("VmData:"))
+        limit = (data_kb << 10) + (megabytes << 20)
+        _soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+        resource.setrlimit(resource.RLIMIT_DATA, (limit if hard == resource.RLIM_INFINITY else min(limit, hard), hard))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    except (ImportError, OSError, StopIteration, ValueError):
+        pass  # not Linux: the time limit still stops a query
+
+
 class Worker:
     """Runs SPARQL and kbq questions against one read-only snapshot."""
 
-    def __init__(self, snapshot: str, max_results: int) -> None:
+    def __init__(self, snapshot: str, max_results: int, max_bytes: int = 32 << 20) -> None:
         import pyoxigraph as ox
 
         from kbq.api import KnowledgeBase
@@ -84,7 +101,7 @@ class Worker:
         # runs on the snapshot itself, exactly as the command does (same answers, same order).
         self.store = ox.Store()
         self.store.bulk_extend(quads + [ox.Quad(q.subject, q.predicate, q.object, ox.DefaultGraph()) for q in quads])
-        self.max_results = max_results
+        self.max_results, self.max_bytes = max_results, max_bytes
         self.kb = KnowledgeBase(lambda q: executor.select(disk, q), store=disk)
         _ = self.kb.catalog  # read once now, so the first question is as fast as the rest
 
@@ -98,6 +115,12 @@ class Worker:
     def _too_many(self) -> tuple[dict[str, Any], bytes]:
         return _failure(400, f"the result has more than {self.max_results} rows, this server's limit: add a LIMIT")
 
+    def _too_big(self) -> tuple[dict[str, Any], bytes]:
+        return _failure(413, f"the result is larger than {self.max_bytes} bytes, this server's limit: add a LIMIT or select less")
+
+    def _bounded(self, body: bytes) -> tuple[dict[str, Any], bytes]:
+        return ({"status": 200}, body) if len(body) <= self.max_bytes else self._too_big()
+
     def sparql(self, query: str, fmt: str) -> tuple[dict[str, Any], bytes]:
         import pyoxigraph as ox  # imported in __init__ already: a lookup
 
@@ -106,24 +129,36 @@ class Worker:
             if isinstance(result, ox.QueryBoolean):
                 return {"status": 200}, result.serialize(format=getattr(ox.QueryResultsFormat, RESULT_FORMATS[fmt])) or b""
             if isinstance(result, ox.QuerySolutions):
-                variables = result.variables
-                solutions = list(islice(result, self.max_results + 1))
-                if len(solutions) > self.max_results:
+                # pyoxigraph serialises; the rows pass through TSV so that their number and size are bounded.
+                lines = ["\t".join(str(v) for v in result.variables)]
+                size = len(lines[0])
+                for solution in islice(result, self.max_results + 1):
+                    line = "\t".join(["" if t is None else str(t) for t in solution])
+                    size += len(line) + 1
+                    if size > self.max_bytes:
+                        return self._too_big()
+                    lines.append(line)
+                if len(lines) > self.max_results + 1:
                     return self._too_many()
-                # pyoxigraph serialises; the rows pass through TSV so that their number is bounded.
-                lines = ["\t".join(str(v) for v in variables)]
-                lines += ["\t".join(["" if t is None else str(t) for t in s]) for s in solutions]
                 tsv = ("\n".join(lines) + "\n").encode()
+                del lines
                 parsed = ox.parse_query_results(tsv, format=ox.QueryResultsFormat.TSV)
-                return {"status": 200}, parsed.serialize(format=getattr(ox.QueryResultsFormat, RESULT_FORMATS[fmt])) or b""
-            triples = list(islice(result, self.max_results + 1))
+                return self._bounded(parsed.serialize(format=getattr(ox.QueryResultsFormat, RESULT_FORMATS[fmt])) or b"")
+            triples, size = [], 0
+            for triple in islice(result, self.max_results + 1):
+                size += len(str(triple))
+                if size > self.max_bytes:
+                    return self._too_big()
+                triples.append(triple)
             if len(triples) > self.max_results:
                 return self._too_many()
-            return {"status": 200}, ox.serialize(triples, format=getattr(ox.RdfFormat, GRAPH_FORMATS[fmt])) or b""
+            return self._bounded(ox.serialize(triples, format=getattr(ox.RdfFormat, GRAPH_FORMATS[fmt])) or b"")
         except SyntaxError as exc:
             return _failure(400, f"SPARQL syntax error: {exc}")
-        except OSError as exc:
-            return _failure(500, f"SPARQL evaluation failed: {exc}")
+        except MemoryError:
+            return _failure(503, "the query needed more memory than this server lets a query use: simplify it")
+        except (OSError, RuntimeError, ValueError, OverflowError) as exc:
+            return _failure(400, f"SPARQL evaluation failed: {str(exc)[:1000]}")
 
     def ask(self, text: str, *, explain: bool) -> tuple[dict[str, Any], bytes]:
         from kbq import output
@@ -147,6 +182,10 @@ class Worker:
                 "message": str(exc),
             }
             return {"status": 200}, output.to_json(payload).encode()
+        except RecursionError:
+            return _failure(400, "the question nests too deeply to be read", type="QueryError")
+        except MemoryError:
+            return _failure(503, "the question needed more memory than this server lets a query use")
         except QueryError as exc:
             return _failure(
                 400,
@@ -178,6 +217,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m kbq.serve.worker", description="A kbq serve query worker.")
     p.add_argument("--snapshot", required=True)
     p.add_argument("--max-results", type=int, required=True)
+    p.add_argument("--max-bytes", type=int, default=32 << 20)
+    p.add_argument("--memory-mb", type=int, default=1024)
     p.add_argument("--parent", type=int, required=True)
     p.add_argument("--no-sandbox", action="store_true")
     args = p.parse_args(argv)
@@ -187,7 +228,8 @@ def main(argv: list[str] | None = None) -> int:
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # anything printed by accident goes to the log, not into the reply stream
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the server stops its workers itself
-    worker = Worker(args.snapshot, args.max_results)
+    worker = Worker(args.snapshot, args.max_results, args.max_bytes)
+    _limit_memory(args.memory_mb)
     write_frame(out, {"status": 200, "ready": True, "sandboxed": sandboxed, "pid": os.getpid()})
     serve(sys.stdin.buffer, out, worker)
     return 0

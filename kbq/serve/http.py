@@ -1,0 +1,126 @@
+"""The HTTP connection layer of `kbq serve`: uvicorn's httptools protocol with bounds.
+
+uvicorn bounds neither the size nor the time of a request head: a 150 MB header blocked the
+event loop for 24 s, and 1,100 half-sent requests made /health fail. Here every connection:
+
+* must send a complete request head within `head_timeout` seconds (else 408, closed), and in at
+  most `max_head_bytes` bytes (else 431, closed);
+* counts as a slow client while its head is incomplete; past `max_slow_clients` of those, the
+  oldest is closed, so a well-formed request (a load balancer's /health: one packet) gets in;
+* is dropped when it reads nothing of a response for `send_timeout` seconds (a client that never
+  reads would otherwise keep the whole answer in memory).
+
+Request bodies are read by the routes (kbq.serve.sparql.read_body) with their own deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+
+@dataclass(frozen=True)
+class ConnectionLimits:
+    max_head_bytes: int = 64 * 1024
+    head_timeout: float = 10.0
+    send_timeout: float = 30.0
+    max_slow_clients: int = 256
+
+
+def _reply_and_close(transport: asyncio.BaseTransport, status: int, reason: str, message: str) -> None:
+    body = (message + "\n").encode()
+    head = (
+        f"HTTP/1.1 {status} {reason}\r\ncontent-type: text/plain; charset=utf-8\r\n"
+        f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
+    ).encode()
+    if isinstance(transport, asyncio.WriteTransport) and not transport.is_closing():
+        transport.write(head + body)
+    transport.close()
+
+
+def protocol_class(limits: ConnectionLimits) -> type[HttpToolsProtocol]:
+    """An httptools protocol class bound to `limits` (uvicorn creates one per connection)."""
+    slow: OrderedDict[BoundedProtocol, None] = OrderedDict()
+
+    class BoundedProtocol(HttpToolsProtocol):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self._head_bytes = 0
+            self._head_timer: asyncio.TimerHandle | None = None
+            self._send_timer: asyncio.TimerHandle | None = None
+
+        # A request head is expected: at the start and after each response.
+        def _expect_head(self) -> None:
+            self._head_bytes = 0
+            if self._head_timer is None:
+                self._head_timer = self.loop.call_later(limits.head_timeout, self._head_too_slow)
+            slow[self] = None
+            slow.move_to_end(self)
+            while len(slow) > limits.max_slow_clients:
+                oldest, _ = slow.popitem(last=False)
+                oldest._drop(408, "Request Timeout", "too many slow clients: this connection was the slowest")
+
+        def _head_done(self) -> None:
+            if self._head_timer is not None:
+                self._head_timer.cancel()
+                self._head_timer = None
+            slow.pop(self, None)
+
+        def _drop(self, status: int, reason: str, message: str) -> None:
+            self._head_done()
+            if self.transport is not None and not self.transport.is_closing():
+                _reply_and_close(self.transport, status, reason, message)
+
+        def _head_too_slow(self) -> None:
+            self._head_timer = None
+            self._drop(408, "Request Timeout", f"the request head did not arrive within {limits.head_timeout:g} s")
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._expect_head()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._head_done()
+            if self._send_timer is not None:
+                self._send_timer.cancel()
+                self._send_timer = None
+            super().connection_lost(exc)
+
+        def data_received(self, data: bytes) -> None:
+            waiting = self in slow
+            if waiting:
+                self._head_bytes += len(data)
+            super().data_received(data)
+            if waiting and self in slow and self._head_bytes > limits.max_head_bytes:
+                self._drop(431, "Request Header Fields Too Large", f"the request head is over {limits.max_head_bytes} bytes")
+
+        def on_headers_complete(self) -> None:
+            self._head_done()
+            super().on_headers_complete()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing():
+                self._expect_head()
+
+        def pause_writing(self) -> None:
+            super().pause_writing()
+            if self._send_timer is None:
+                self._send_timer = self.loop.call_later(limits.send_timeout, self._reader_too_slow)
+
+        def resume_writing(self) -> None:
+            super().resume_writing()
+            if self._send_timer is not None:
+                self._send_timer.cancel()
+                self._send_timer = None
+
+        def _reader_too_slow(self) -> None:
+            self._send_timer = None
+            if self.transport is not None:
+                self.transport.abort()  # drops the unsent answer, and its memory
+
+    return BoundedProtocol
