@@ -29,7 +29,9 @@ PREFIXES = (
 )
 
 
-def kbq(cache: Path | str, *args: str, timeout: float = 180, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def kbq(
+    cache: Path | str, *args: str, timeout: float = 180, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "kbq", *args],
         capture_output=True,
@@ -310,9 +312,10 @@ def test_check_limits_directly() -> None:
     from rdflib import OWL, URIRef
 
     class Loaded:
-        triples = [(URIRef(f"urn:a{i}"), OWL.sameAs, URIRef("urn:b")) for i in range(300)]
-        subject_files = {f"urn:a{i}": {"x.ttl"} for i in range(300)}
+        def __init__(self) -> None:
+            self.triples = [(URIRef(f"urn:a{i}"), OWL.sameAs, URIRef("urn:b")) for i in range(300)]
+            self.subject_files = {f"urn:a{i}": {"x.ttl"} for i in range(300)}
 
-    with pytest.raises(pipeline.KnowledgeFileError, match="x.ttl: owl:sameAs joins 301 names"):
+    with pytest.raises(pipeline.KnowledgeFileError, match=r"x\.ttl: owl:sameAs joins 301 names"):
         pipeline.check_limits(Loaded(), ["x.ttl"])  # type: ignore[arg-type]
     pipeline.check_limits(Loaded(), [])  # type: ignore[arg-type]  # the shipped KB is trusted

@@ -187,6 +187,7 @@ async def health(request: Request) -> Response:
         "snapshot": state.info.key,
         "triples": state.info.asserted + state.info.inferred,
         "network_sandbox": pool.sandboxed,
+        "sending_bytes": state.budget.used,
         "warnings": state.warnings + ([] if pool.sandboxed or not pool.ready else [_sandbox_warning(state.config)]),
     }
     return JSONResponse(body, status_code=200 if pool.ready else 503)

@@ -46,6 +46,7 @@ class WorkerProcess:
     def __init__(self, proc: asyncio.subprocess.Process, info: dict[str, Any]) -> None:
         self.proc = proc
         self.info = info
+        self.busy = False  # running a job: if it dies now, `WorkerPool.run` replaces it
 
     @property
     def pid(self) -> int:
@@ -138,6 +139,22 @@ class WorkerPool:
     def _add(self, worker: WorkerProcess) -> None:
         self.workers.add(worker)
         self._idle.put_nowait(worker)
+        self._track(self._watch(worker))
+
+    def _track(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _watch(self, worker: WorkerProcess) -> None:
+        """A worker that dies while idle (the OS killed it) is replaced at once, not found dead
+        by the next query."""
+        await worker.proc.wait()
+        if worker in self.workers and not worker.busy and not self._closing:
+            status = worker.proc.returncode
+            log.warning("kbq serve: worker %d exited with status %s while idle; starting another", worker.pid, status)
+            self.workers.discard(worker)
+            await self._respawn()
 
     async def _respawn(self) -> None:
         delay = 0.1
@@ -163,9 +180,13 @@ class WorkerPool:
             await worker.kill()
             await self._respawn()
 
-        task = asyncio.get_running_loop().create_task(replace())
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._track(replace())
+
+    async def _next_idle(self) -> WorkerProcess:
+        while True:
+            worker = await self._idle.get()
+            if worker in self.workers and worker.proc.returncode is None:
+                return worker
 
     async def run(self, job: Mapping[str, Any]) -> Reply:
         if self.pending >= self.max_pending:
@@ -173,15 +194,16 @@ class WorkerPool:
         self.pending += 1
         try:
             try:
-                worker = await asyncio.wait_for(self._idle.get(), self.timeout)
+                worker = await asyncio.wait_for(self._next_idle(), self.timeout)
             except TimeoutError:
                 raise PoolBusy(f"no worker became free within {self.timeout:g} s") from None
+            worker.busy = True
             try:
                 reply = await asyncio.wait_for(worker.call(job), self.timeout)
             except TimeoutError:
                 self._replace(worker)
                 raise QueryTimeout(f"the query ran past the {self.timeout:g} s limit and was stopped") from None
-            except (asyncio.IncompleteReadError, ConnectionError) as exc:
+            except (asyncio.IncompleteReadError, ConnectionError, RuntimeError) as exc:  # RuntimeError: uvloop, pipe closed
                 self._replace(worker)
                 raise WorkerLost(
                     f"the query was stopped: it needed more than the {self.memory_mb} MB a query may use "
@@ -190,6 +212,7 @@ class WorkerPool:
             except asyncio.CancelledError:
                 self._replace(worker)
                 raise
+            worker.busy = False
             self._idle.put_nowait(worker)
             return reply
         finally:

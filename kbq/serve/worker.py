@@ -184,6 +184,8 @@ class Worker:
             return {"status": 200}, output.to_json(payload).encode()
         except RecursionError:
             return _failure(400, "the question nests too deeply to be read", type="QueryError")
+        except (ValueError, OverflowError) as exc:  # a value out of range (a date, a number): the asker's, not ours
+            return _failure(400, f"cannot answer this question: {exc}", type=type(exc).__name__)
         except MemoryError:
             return _failure(503, "the question needed more memory than this server lets a query use")
         except QueryError as exc:
