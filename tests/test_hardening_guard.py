@@ -57,7 +57,7 @@ class Oracle:
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.port = self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         # Every left-hand pattern the generators use has a solution here, so a SERVICE the
         # engine reads is also evaluated (a join with an empty side would skip the call).
         self.store = ox.Store()

@@ -74,7 +74,11 @@ class SendBudget:
 
 
 class BudgetedResponse(Response):
-    """A response whose body counts against the send budget until it is sent (or dropped)."""
+    """A response whose body counts against the send budget until the client has taken it (or
+    was dropped). It is sent in chunks, so a client that does not read holds up the sender (and
+    is dropped after the send timeout) instead of a full copy waiting in a socket buffer."""
+
+    CHUNK = 256 * 1024
 
     def __init__(self, budget: SendBudget, content: bytes, **kwargs: object) -> None:
         super().__init__(content, **kwargs)  # type: ignore[arg-type]
@@ -82,7 +86,11 @@ class BudgetedResponse(Response):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
-            await super().__call__(scope, receive, send)
+            await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+            body, step = self.body, self.CHUNK
+            for start in range(0, max(len(body), 1), step):
+                more = start + step < len(body)
+                await send({"type": "http.response.body", "body": body[start : start + step], "more_body": more})
         finally:
             self.budget.give(self.size)
 

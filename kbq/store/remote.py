@@ -4,11 +4,18 @@ Any store holding `kbq export` output works (Oxigraph server, Fuseki, QLever, Gr
 Virtuoso, or another `kbq serve`). Results come back as SPARQL JSON (SELECT, ASK) or
 N-Triples (CONSTRUCT, DESCRIBE) and become the same Python values the embedded engine gives.
 Standard library only (urllib).
+
+The endpoint is not trusted: its answer is read up to MAX_BYTES within the time limit (a
+trickle cannot hold the caller), redirects go to http(s) only, and the JSON must have the
+shape SPARQL 1.1 gives it (a `"boolean": "false"` is an error, not true; nesting deeper than
+Python can parse is an error, not a RecursionError).
 """
 
 from __future__ import annotations
 
+import http.client
 import json
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -19,6 +26,7 @@ from kbq.store.executor import XSD, Table, Value, literal_value
 from kbq.version import __version__
 
 ACCEPT = "application/sparql-results+json, application/n-triples;q=0.9, text/turtle;q=0.8"
+MAX_BYTES = 64 << 20
 _LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
 
 
@@ -32,6 +40,8 @@ def binding_value(term: dict[str, Any] | None) -> Value:
     """One SPARQL JSON term as executor.term_value gives it for the embedded store."""
     if term is None:
         return None
+    if not isinstance(term, dict) or not isinstance(term.get("value", ""), str):
+        raise EndpointError(f"not a SPARQL JSON term: {str(term)[:200]}")
     kind, value = term.get("type"), str(term.get("value", ""))
     if kind == "uri":
         return value
@@ -39,7 +49,7 @@ def binding_value(term: dict[str, Any] | None) -> Value:
         return "_:" + value
     if kind in ("literal", "typed-literal"):
         datatype = term.get("datatype") or (_LANG_STRING if "xml:lang" in term else XSD + "string")
-        return literal_value(value, datatype)
+        return literal_value(value, str(datatype))
     if kind == "triple":
         return str(value)
     raise EndpointError(f"unknown term type in SPARQL JSON results: {kind!r}")
@@ -51,10 +61,21 @@ def parse_json_results(data: bytes) -> Table:
         doc = json.loads(data)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise EndpointError(f"the endpoint's JSON results cannot be read: {exc}") from None
+    except RecursionError:
+        raise EndpointError("the endpoint's JSON results are nested too deeply to read") from None
+    if not isinstance(doc, dict):
+        raise EndpointError("the endpoint's JSON results are not a JSON object")
     if "boolean" in doc:
-        return Table(columns=["answer"], rows=[[bool(doc["boolean"])]])
-    columns = list(doc.get("head", {}).get("vars", []))
-    bindings = doc.get("results", {}).get("bindings", [])
+        if not isinstance(doc["boolean"], bool):
+            raise EndpointError(f"the endpoint answered ASK with {doc['boolean']!r}, not true or false")
+        return Table(columns=["answer"], rows=[[doc["boolean"]]])
+    head, results = doc.get("head", {}), doc.get("results", {})
+    columns = head.get("vars", []) if isinstance(head, dict) else None
+    bindings = results.get("bindings", []) if isinstance(results, dict) else None
+    if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns):
+        raise EndpointError("the endpoint's JSON results have no list of variable names (head.vars)")
+    if not isinstance(bindings, list) or not all(isinstance(b, dict) for b in bindings):
+        raise EndpointError("the endpoint's JSON results have no list of solutions (results.bindings)")
     return Table(columns=columns, rows=[[binding_value(b.get(c)) for c in columns] for b in bindings])
 
 
@@ -72,7 +93,31 @@ def _parse_triples(data: bytes, media: str) -> Table:
     return Table(columns=["subject", "predicate", "object"], rows=rows)
 
 
-def remote_select(url: str, query: str, *, timeout: float = 30.0) -> Table:
+class _HttpOnlyRedirects(urllib.request.HTTPRedirectHandler):
+    max_redirections = 5
+
+    def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str) -> Any:
+        if urllib.parse.urlsplit(newurl).scheme not in ("http", "https"):
+            raise EndpointError(f"the endpoint redirected to {newurl!r}: only http(s) is followed")
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+_OPENER = urllib.request.build_opener(_HttpOnlyRedirects)
+
+
+def _read_bounded(response: Any, url: str, deadline: float, limit: int) -> bytes:
+    chunks, size = [], 0
+    while chunk := response.read1(1 << 16):  # returns what arrived: a trickle meets the deadline
+        size += len(chunk)
+        if size > limit:
+            raise EndpointError(f"{url} answered more than {limit} bytes, kbq's limit for a remote answer")
+        if time.monotonic() > deadline:
+            raise QueryTimeoutError(f"{url} did not finish its answer within the time limit")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def remote_select(url: str, query: str, *, timeout: float = 30.0, max_bytes: int = MAX_BYTES) -> Table:
     """POST `query` (application/sparql-query) to `url`; the answer as a Table."""
     if urllib.parse.urlsplit(url).scheme not in ("http", "https"):
         raise EndpointError(f"not an http(s) SPARQL endpoint URL: {url!r}")
@@ -82,18 +127,19 @@ def remote_select(url: str, query: str, *, timeout: float = 30.0) -> Table:
         method="POST",
         headers={"Content-Type": "application/sparql-query", "Accept": ACCEPT, "User-Agent": f"kbq/{__version__}"},
     )
+    deadline = time.monotonic() + timeout
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
+        with _OPENER.open(request, timeout=timeout) as response:
             media = response.headers.get_content_type()
-            data = response.read()
+            data = _read_bounded(response, url, deadline, max_bytes)
     except urllib.error.HTTPError as exc:
-        detail = exc.read().decode("utf-8", "replace").strip()[:2000]
+        detail = exc.read(2000).decode("utf-8", "replace").strip()
         if exc.code == 400:
             raise SparqlError(f"the endpoint refused the query: {detail}") from None
         if exc.code == 503 and "limit" in detail:
             raise QueryTimeoutError(f"{url}: {detail}") from None
         raise EndpointError(f"{url} answered HTTP {exc.code}: {detail}") from None
-    except (urllib.error.URLError, OSError) as exc:
+    except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException) as exc:  # a malformed HTTP answer
         reason = getattr(exc, "reason", exc)
         if isinstance(reason, TimeoutError):
             raise QueryTimeoutError(f"{url} gave no answer within {timeout:g} s") from None
