@@ -95,13 +95,23 @@ class HostCheck:
 
     def __init__(self, app: ASGIApp, allowed: tuple[str, ...]) -> None:
         self.app, self.allowed = app, frozenset(h.lower() for h in allowed)
+        self.seen: set[bytes] = set()  # Host header values already found allowed
+
+    def _allowed(self, raw: bytes) -> bool:
+        text = raw.decode("latin-1").strip().lower()
+        host = text[1:].split("]", 1)[0] if text.startswith("[") else text.rsplit(":", 1)[0] if text.count(":") == 1 else text
+        if host in self.allowed:
+            if len(self.seen) < 256:
+                self.seen.add(raw)
+            return True
+        return False
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and "*" not in self.allowed:
-            raw = dict(scope["headers"]).get(b"host", b"").decode("latin-1").strip().lower()
-            host = raw[1:].split("]", 1)[0] if raw.startswith("[") else raw.rsplit(":", 1)[0] if raw.count(":") == 1 else raw
-            if host not in self.allowed:
-                response = failure(400, f"this server does not answer for the host {raw!r} (see --allowed-host)", as_json=False)
+            raw = next((value for name, value in scope["headers"] if name == b"host"), b"")
+            if raw not in self.seen and not self._allowed(raw):
+                shown = raw.decode("latin-1")
+                response = failure(400, f"this server does not answer for the host {shown!r} (see --allowed-host)", as_json=False)
                 await response(scope, receive, send)
                 return
         await self.app(scope, receive, send)

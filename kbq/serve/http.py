@@ -16,7 +16,6 @@ Request bodies are read by the routes (kbq.serve.sparql.read_body) with their ow
 from __future__ import annotations
 
 import asyncio
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,63 +42,69 @@ def _reply_and_close(transport: asyncio.BaseTransport, status: int, reason: str,
 
 
 def protocol_class(limits: ConnectionLimits) -> type[HttpToolsProtocol]:
-    """An httptools protocol class bound to `limits` (uvicorn creates one per connection)."""
-    slow: OrderedDict[BoundedProtocol, None] = OrderedDict()
+    """An httptools protocol class bound to `limits` (uvicorn creates one per connection).
+
+    Connections waiting for a request head are kept in one dict, oldest first (when each began to
+    wait); one timer per second closes those past the head timeout, so a request costs two dict
+    operations, not a timer of its own."""
+    slow: dict[BoundedProtocol, float] = {}
+    sweeper: list[asyncio.TimerHandle] = []
+
+    def sweep(loop: asyncio.AbstractEventLoop) -> None:
+        sweeper.clear()
+        limit = loop.time() - limits.head_timeout
+        while slow:
+            oldest, since = next(iter(slow.items()))
+            if since > limit:
+                break
+            oldest._drop(408, "Request Timeout", f"the request head did not arrive within {limits.head_timeout:g} s")
+        if slow:
+            sweeper.append(loop.call_later(min(1.0, limits.head_timeout / 2), sweep, loop))
 
     class BoundedProtocol(HttpToolsProtocol):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             self._head_bytes = 0
-            self._head_timer: asyncio.TimerHandle | None = None
             self._send_timer: asyncio.TimerHandle | None = None
 
         # A request head is expected: at the start and after each response.
         def _expect_head(self) -> None:
             self._head_bytes = 0
-            if self._head_timer is None:
-                self._head_timer = self.loop.call_later(limits.head_timeout, self._head_too_slow)
-            slow[self] = None
-            slow.move_to_end(self)
-            while len(slow) > limits.max_slow_clients:
-                oldest, _ = slow.popitem(last=False)
-                oldest._drop(408, "Request Timeout", "too many slow clients: this connection was the slowest")
-
-        def _head_done(self) -> None:
-            if self._head_timer is not None:
-                self._head_timer.cancel()
-                self._head_timer = None
             slow.pop(self, None)
+            slow[self] = self.loop.time()
+            if len(slow) > limits.max_slow_clients:
+                oldest = next(iter(slow))
+                oldest._drop(408, "Request Timeout", "too many slow clients: this connection was the slowest")
+            if not sweeper:
+                sweeper.append(self.loop.call_later(min(1.0, limits.head_timeout / 2), sweep, self.loop))
 
         def _drop(self, status: int, reason: str, message: str) -> None:
-            self._head_done()
+            slow.pop(self, None)
             if self.transport is not None and not self.transport.is_closing():
                 _reply_and_close(self.transport, status, reason, message)
-
-        def _head_too_slow(self) -> None:
-            self._head_timer = None
-            self._drop(408, "Request Timeout", f"the request head did not arrive within {limits.head_timeout:g} s")
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
             self._expect_head()
 
         def connection_lost(self, exc: Exception | None) -> None:
-            self._head_done()
+            slow.pop(self, None)
             if self._send_timer is not None:
                 self._send_timer.cancel()
                 self._send_timer = None
             super().connection_lost(exc)
 
         def data_received(self, data: bytes) -> None:
-            waiting = self in slow
-            if waiting:
-                self._head_bytes += len(data)
+            if self not in slow:
+                super().data_received(data)
+                return
+            self._head_bytes += len(data)
             super().data_received(data)
-            if waiting and self in slow and self._head_bytes > limits.max_head_bytes:
+            if self in slow and self._head_bytes > limits.max_head_bytes:
                 self._drop(431, "Request Header Fields Too Large", f"the request head is over {limits.max_head_bytes} bytes")
 
         def on_headers_complete(self) -> None:
-            self._head_done()
+            slow.pop(self, None)
             super().on_headers_complete()
 
         def on_response_complete(self) -> None:

@@ -88,7 +88,10 @@ class BudgetedResponse(Response):
         try:
             await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
             body, step = self.body, self.CHUNK
-            for start in range(0, max(len(body), 1), step):
+            if len(body) <= step:
+                await send({"type": "http.response.body", "body": body})
+                return
+            for start in range(0, len(body), step):
                 more = start + step < len(body)
                 await send({"type": "http.response.body", "body": body[start : start + step], "more_body": more})
         finally:

@@ -71,7 +71,11 @@ _STRINGS = {
 _UCHAR = re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})")
 _SPECIAL = re.compile(r"[#'\"<>?$:{}()\[\]\x00-\x08\x0b\x0c\x0e-\x1f\x7f`]")
 _KEYWORD = re.compile(r"(?i)service|from")
-_OPERATION = re.compile(r"(?i)&&|[.;,|/+*\-]|union|minus|optional|filter|bind|graph|lateral|exists|service")
+# What makes the engine's algebra one level deeper: joins (`.` `;` `,`), paths (`/` `|`), binary
+# operators, and the group keywords. A decimal point (`1.5`) and an exponent's sign are not.
+_OPERATION = re.compile(
+    r"(?i)&&|(?<![0-9])\.|\.(?![0-9])|[;,|/*]|(?<![eE])[+\-]|union|minus|optional|filter|bind|graph|lateral|exists|service"
+)
 _NAMED = re.compile(r"(?i)named")
 _PLAIN_LOCAL = re.compile(r"(?:[A-Za-z0-9_\-.:]|%[0-9A-Fa-f]{2})++")
 # Prefix IRIs after which any plain local name stays in the path (`.../`) or the fragment (`...#`).
