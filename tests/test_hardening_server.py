@@ -246,8 +246,7 @@ def test_half_sent_requests_time_out_and_do_not_crowd_out_health(tight: ServerPr
     for sock in socks:
         sock.settimeout(3)
         try:
-            data = sock.recv(4096)
-            dropped += data == b"" or b" 408 " in data
+            dropped += b" 408 " in sock.recv(4096)
         except (ConnectionResetError, TimeoutError):
             pass
         sock.close()

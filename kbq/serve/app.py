@@ -55,10 +55,13 @@ access = logging.getLogger("kbq.access")
 
 
 class AccessLog:
-    """ASGI middleware: one line per request with status, size and time taken."""
+    """ASGI middleware: one line per request with status, size and time taken; and, when
+    `allowed_hosts` is given, a 400 for a Host name not in it (DNS rebinding onto loopback, a
+    Host reflected in the service description). One layer for both: each costs a request."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, allowed_hosts: tuple[str, ...] = ("*",)) -> None:
         self.app = app
+        self.hosts = HostCheck(allowed_hosts) if "*" not in allowed_hosts else None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -76,7 +79,8 @@ class AccessLog:
             await send(message)
 
         try:
-            await self.app(scope, receive, sending)
+            refused = self.hosts.refusal(scope) if self.hosts is not None else None
+            await (refused if refused is not None else self.app)(scope, receive, sending)
         finally:
             client = scope.get("client") or ("-", 0)
             access.info(
@@ -91,11 +95,11 @@ class AccessLog:
 
 
 class HostCheck:
-    """ASGI middleware: answer only for the Host names allowed (DNS rebinding; a reflected Host)."""
+    """The Host names a server answers for; values already found allowed are remembered."""
 
-    def __init__(self, app: ASGIApp, allowed: tuple[str, ...]) -> None:
-        self.app, self.allowed = app, frozenset(h.lower() for h in allowed)
-        self.seen: set[bytes] = set()  # Host header values already found allowed
+    def __init__(self, allowed: tuple[str, ...]) -> None:
+        self.allowed = frozenset(h.lower() for h in allowed)
+        self.seen: set[bytes] = set()
 
     def _allowed(self, raw: bytes) -> bool:
         text = raw.decode("latin-1").strip().lower()
@@ -106,15 +110,12 @@ class HostCheck:
             return True
         return False
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and "*" not in self.allowed:
-            raw = next((value for name, value in scope["headers"] if name == b"host"), b"")
-            if raw not in self.seen and not self._allowed(raw):
-                shown = raw.decode("latin-1")
-                response = failure(400, f"this server does not answer for the host {shown!r} (see --allowed-host)", as_json=False)
-                await response(scope, receive, send)
-                return
-        await self.app(scope, receive, send)
+    def refusal(self, scope: Scope) -> Response | None:
+        raw = next((value for name, value in scope["headers"] if name == b"host"), b"")
+        if raw in self.seen or self._allowed(raw):
+            return None
+        shown = raw.decode("latin-1")
+        return failure(400, f"this server does not answer for the host {shown!r} (see --allowed-host)", as_json=False)
 
 
 def _json_field(data: dict[str, object], name: str) -> list[str]:
@@ -128,11 +129,11 @@ def _json_field(data: dict[str, object], name: str) -> list[str]:
     return [str(value)]
 
 
-async def _ask_params(request: Request, limit: int, timeout: float) -> tuple[str | None, bool]:
+async def _ask_params(request: Request, limit: int) -> tuple[str | None, bool]:
     params: dict[str, list[str]] = parse_qs(request.url.query, keep_blank_values=True)
     if request.method == "POST":
         media = request.headers.get("content-type", "").split(";")[0].strip().lower()
-        body = await read_body(request, 3 * limit + 4096, timeout)
+        body = await read_body(request, 3 * limit + 4096)
         try:
             text = body.decode("utf-8")
             if media == "application/x-www-form-urlencoded":
@@ -166,7 +167,7 @@ async def ask(request: Request) -> Response:
     state: ServerState = request.app.state.kbq
     limit = state.config.max_query_length
     try:
-        question, explain = await _ask_params(request, limit, state.config.body_timeout)
+        question, explain = await _ask_params(request, limit)
     except ProtocolError as exc:
         return failure(exc.status, exc.message, as_json=True)
     if question is None or not question.strip():
@@ -240,9 +241,7 @@ def create_app(config: ServerConfig, info: SnapshotInfo) -> Starlette:
         finally:
             await pool.close()
 
-    middleware = [Middleware(AccessLog)]
-    if config.allowed_hosts:
-        middleware.append(Middleware(HostCheck, allowed=config.allowed_hosts))
+    middleware = [Middleware(AccessLog, allowed_hosts=config.allowed_hosts or ("*",))]
     if config.cors_origins:
         middleware.append(
             Middleware(
@@ -348,7 +347,6 @@ def main(argv: list[str] | None = None) -> int:
         max_response_bytes=args.max_response_bytes,
         max_sending_bytes=4 * args.max_response_bytes,
         worker_memory_mb=args.worker_memory,
-        body_timeout=args.body_timeout,
         allowed_hosts=_allowed_hosts(args.host, args.allowed_host),
     )
     try:
@@ -367,6 +365,7 @@ def main(argv: list[str] | None = None) -> int:
     limits = ConnectionLimits(
         max_head_bytes=args.max_header_bytes,
         head_timeout=args.header_timeout,
+        body_timeout=args.body_timeout,
         send_timeout=args.send_timeout,
         max_slow_clients=args.max_slow_clients,
     )

@@ -4,13 +4,14 @@ uvicorn bounds neither the size nor the time of a request head: a 150 MB header 
 event loop for 24 s, and 1,100 half-sent requests made /health fail. Here every connection:
 
 * must send a complete request head within `head_timeout` seconds (else 408, closed), and in at
-  most `max_head_bytes` bytes (else 431, closed);
+  most `max_head_bytes` bytes (else 431, closed); then its body within `body_timeout` seconds
+  (else 408, closed), whichever route reads it;
 * counts as a slow client while its head is incomplete; past `max_slow_clients` of those, the
   oldest is closed, so a well-formed request (a load balancer's /health: one packet) gets in;
 * is dropped when it reads nothing of a response for `send_timeout` seconds (a client that never
   reads would otherwise keep the whole answer in memory).
 
-Request bodies are read by the routes (kbq.serve.sparql.read_body) with their own deadline.
+Request bodies are bounded in size by the routes (kbq.serve.sparql.read_body).
 """
 
 from __future__ import annotations
@@ -26,40 +27,48 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 class ConnectionLimits:
     max_head_bytes: int = 64 * 1024
     head_timeout: float = 10.0
+    body_timeout: float = 30.0
     send_timeout: float = 30.0
     max_slow_clients: int = 256
 
 
-def _reply_and_close(transport: asyncio.BaseTransport, status: int, reason: str, message: str) -> None:
+def _reply_and_close(transport: asyncio.Transport, status: int, reason: str, message: str) -> None:
     body = (message + "\n").encode()
     head = (
         f"HTTP/1.1 {status} {reason}\r\ncontent-type: text/plain; charset=utf-8\r\n"
         f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
     ).encode()
-    if isinstance(transport, asyncio.WriteTransport) and not transport.is_closing():
-        transport.write(head + body)
+    if not transport.is_closing():
+        transport.write(head + body)  # uvloop's transports are not asyncio.WriteTransport instances
     transport.close()
 
 
 def protocol_class(limits: ConnectionLimits) -> type[HttpToolsProtocol]:
     """An httptools protocol class bound to `limits` (uvicorn creates one per connection).
 
-    Connections waiting for a request head are kept in one dict, oldest first (when each began to
-    wait); one timer per second closes those past the head timeout, so a request costs two dict
-    operations, not a timer of its own."""
+    Connections waiting for a request head, and those whose body is still arriving, are kept in
+    two dicts, oldest first (when each began to wait); one timer per second closes those past
+    their timeout, so a request costs a few dict operations, not a timer of its own."""
     slow: dict[BoundedProtocol, float] = {}
+    bodies: dict[BoundedProtocol, float] = {}
     sweeper: list[asyncio.TimerHandle] = []
+    tick = min(1.0, limits.head_timeout / 2, limits.body_timeout / 2)
 
     def sweep(loop: asyncio.AbstractEventLoop) -> None:
         sweeper.clear()
-        limit = loop.time() - limits.head_timeout
-        while slow:
-            oldest, since = next(iter(slow.items()))
-            if since > limit:
-                break
-            oldest._drop(408, "Request Timeout", f"the request head did not arrive within {limits.head_timeout:g} s")
-        if slow:
-            sweeper.append(loop.call_later(min(1.0, limits.head_timeout / 2), sweep, loop))
+        now = loop.time()
+        for waiting, timeout, what in ((slow, limits.head_timeout, "head"), (bodies, limits.body_timeout, "body")):
+            while waiting:
+                oldest, since = next(iter(waiting.items()))
+                if since > now - timeout:
+                    break
+                oldest._drop(408, "Request Timeout", f"the request {what} did not arrive within {timeout:g} s")
+        if slow or bodies:
+            sweeper.append(loop.call_later(tick, sweep, loop))
+
+    def arm(loop: asyncio.AbstractEventLoop) -> None:
+        if not sweeper:
+            sweeper.append(loop.call_later(tick, sweep, loop))
 
     class BoundedProtocol(HttpToolsProtocol):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -75,11 +84,11 @@ def protocol_class(limits: ConnectionLimits) -> type[HttpToolsProtocol]:
             if len(slow) > limits.max_slow_clients:
                 oldest = next(iter(slow))
                 oldest._drop(408, "Request Timeout", "too many slow clients: this connection was the slowest")
-            if not sweeper:
-                sweeper.append(self.loop.call_later(min(1.0, limits.head_timeout / 2), sweep, self.loop))
+            arm(self.loop)
 
         def _drop(self, status: int, reason: str, message: str) -> None:
             slow.pop(self, None)
+            bodies.pop(self, None)
             if self.transport is not None and not self.transport.is_closing():
                 _reply_and_close(self.transport, status, reason, message)
 
@@ -89,6 +98,7 @@ def protocol_class(limits: ConnectionLimits) -> type[HttpToolsProtocol]:
 
         def connection_lost(self, exc: Exception | None) -> None:
             slow.pop(self, None)
+            bodies.pop(self, None)
             if self._send_timer is not None:
                 self._send_timer.cancel()
                 self._send_timer = None
@@ -105,7 +115,13 @@ def protocol_class(limits: ConnectionLimits) -> type[HttpToolsProtocol]:
 
         def on_headers_complete(self) -> None:
             slow.pop(self, None)
+            bodies[self] = self.loop.time()  # until on_message_complete (at once when there is no body)
+            arm(self.loop)
             super().on_headers_complete()
+
+        def on_message_complete(self) -> None:
+            bodies.pop(self, None)
+            super().on_message_complete()
 
         def on_response_complete(self) -> None:
             super().on_response_complete()

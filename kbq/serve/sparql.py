@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from urllib.parse import parse_qs
 
 import pyoxigraph as ox
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
 from kbq.serve.guard import Checked, RefusedQuery, check_query
@@ -87,27 +87,21 @@ def _content_type(media: str) -> str:
     return f"{media}; charset=utf-8" if media.startswith("text/") else media
 
 
-async def read_body(request: Request, limit: int, timeout: float = 30.0) -> bytes:
-    """The request body, refused with 413 past `limit` bytes without reading the rest, and with
-    408 when it has not all arrived within `timeout` seconds."""
+async def read_body(request: Request, limit: int) -> bytes:
+    """The request body, refused with 413 past `limit` bytes without reading the rest. (A body
+    that does not arrive in time is answered 408 by the connection layer, kbq.serve.http.)"""
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit:
         raise ProtocolError(413, f"request body of {declared} bytes is over this server's limit of {limit}")
-    chunks: list[bytes] = []
-    size = 0
-
-    async def read() -> None:
-        nonlocal size
+    chunks, size = [], 0
+    try:
         async for chunk in request.stream():
             size += len(chunk)
             if size > limit:
                 raise ProtocolError(413, f"request body is over this server's limit of {limit} bytes")
             chunks.append(chunk)
-
-    try:
-        await asyncio.wait_for(read(), timeout)
-    except TimeoutError:
-        raise ProtocolError(408, f"the request body did not arrive within {timeout:g} s") from None
+    except ClientDisconnect:
+        raise ProtocolError(400, "the client went away before sending its whole request") from None
     return b"".join(chunks)
 
 
@@ -125,7 +119,7 @@ def _only(params: dict[str, list[str]], name: str) -> str | None:
     return values[0] if values else None
 
 
-async def read_query(request: Request, max_length: int, timeout: float = 30.0) -> str | None:
+async def read_query(request: Request, max_length: int) -> str | None:
     """The query text of a protocol request, None when there is none (service description)."""
     params = parse_qs(request.url.query, keep_blank_values=True)
     if request.method == "POST":
@@ -134,7 +128,7 @@ async def read_query(request: Request, max_length: int, timeout: float = 30.0) -
             raise ProtocolError(400, "SPARQL Update is refused: this endpoint is read-only")
         if media not in (_FORM, "application/sparql-query"):
             raise ProtocolError(415, f"unsupported Content-Type '{media or '(none)'}': use {_FORM} or application/sparql-query")
-        body = _decode(await read_body(request, 3 * max_length + 4096, timeout))
+        body = _decode(await read_body(request, 3 * max_length + 4096))
         if media == _FORM:
             params = parse_qs(body, keep_blank_values=True)
         elif "query" in params:
@@ -224,7 +218,7 @@ async def sparql_endpoint(request: Request) -> Response:
     """The query operation (GET or POST), or the service description when there is no query."""
     state: ServerState = request.app.state.kbq
     try:
-        query = await read_query(request, state.config.max_query_length, state.config.body_timeout)
+        query = await read_query(request, state.config.max_query_length)
     except ProtocolError as exc:
         return failure(exc.status, exc.message, as_json=False)
     accept = request.headers.get("accept")

@@ -30,7 +30,6 @@ class ServerConfig:
     max_response_bytes: int = 32 << 20
     max_sending_bytes: int = 128 << 20  # all answers being sent at once
     worker_memory_mb: int = 1024  # per worker, on top of what it holds after loading the snapshot
-    body_timeout: float = 30.0
     allowed_hosts: tuple[str, ...] = ()
 
 
