@@ -7,6 +7,10 @@ p50/p99 latency, errors (socket errors and non-2xx), peak RSS after the load, an
 kbq / Oxigraph ratios.
 
     python bench/bench_server.py [--duration 20] [--connections 32] [--out bench/results/server.txt]
+
+`--compare DIR` also serves the kbq of another checkout (e.g. `git worktree add /tmp/old main`)
+in the same rounds, so a change is measured against the same Oxigraph under the same noise
+(on a shared machine, runs minutes apart differ by more than most changes).
 """
 
 from __future__ import annotations
@@ -28,7 +32,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from server_helpers import ServerProcess, children, kbq_env, start_kbq, start_oxigraph  # noqa: E402
+import server_helpers  # noqa: E402
+from server_helpers import ServerProcess, children, free_port, kbq_env, start_kbq, start_oxigraph  # noqa: E402
 
 QUESTIONS = [
     "gpu for lstm where cooling=blower",
@@ -133,6 +138,23 @@ def load(name: str, server: ServerProcess, path: str, script: Path, args: argpar
     )
 
 
+def start_other(root: Path, *args: str) -> ServerProcess:
+    """`kbq serve` from another checkout (its own cache folder), on a free loopback port."""
+    port = free_port()
+    log = Path(tempfile.mkdtemp(prefix="kbq-serve-")) / "serve.log"
+    env = {**kbq_env(), "KBQ_CACHE_DIR": str(root / ".bench-cache"), "PYTHONPATH": str(root)}
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "kbq", "serve", "--host", "127.0.0.1", "--port", str(port), *args],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=root,
+        )
+    server = ServerProcess(proc, f"http://127.0.0.1:{port}", log)
+    return server_helpers._wait(server, server.url + "/health", 300)
+
+
 def render(rounds: list[list[Run]], args: argparse.Namespace) -> str:
     lines = [
         f"kbq serve vs oxigraph serve: {time.strftime('%Y-%m-%d %H:%M')}, {platform.node()}, {os.cpu_count()} CPUs, "
@@ -169,6 +191,7 @@ def main() -> int:
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--rounds", type=int, default=2, help="each server is loaded once per round (default 2)")
     p.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "server.txt")
+    p.add_argument("--compare", type=Path, metavar="DIR", help="also serve the kbq of this checkout, in the same rounds")
     args = p.parse_args()
     if shutil.which("wrk") is None:
         sys.exit("bench_server: wrk is missing (apt-get install -y wrk)")
@@ -183,7 +206,11 @@ def main() -> int:
     servers: dict[str, tuple[ServerProcess, str]] = {}
     try:
         servers["oxigraph serve-read-only"] = (start_oxigraph(work / "kbq.nt", work), "/query")
+        if args.compare:
+            servers[f"{args.compare.name}: kbq serve (cache off)"] = (start_other(args.compare, "--cache-size", "0"), "/sparql")
         servers["kbq serve (cache off)"] = (start_kbq("--cache-size", "0"), "/sparql")
+        if args.compare:
+            servers[f"{args.compare.name}: kbq serve (cache on)"] = (start_other(args.compare), "/sparql")
         servers["kbq serve (default, cache on)"] = (start_kbq(), "/sparql")
         expected = answers(servers["oxigraph serve-read-only"][0].url + "/query", queries)
         for name, (server, path) in servers.items():
