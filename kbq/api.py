@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     import pyoxigraph
 
     from kbq.lang.catalog import Catalog
-    from kbq.lang.plans import PlanCache
+    from kbq.lang.plan import Plan, PlanCache
     from kbq.lang.run import Result
     from kbq.models import GPU, Answer, Entity, SparqlResult
 
@@ -93,31 +93,35 @@ class KnowledgeBase:
             self._catalog = Catalog.cached(self.info.path if self.info else None, self._run)
         return self._catalog
 
-    def answer(self, text: str, *, explain: bool = False) -> Result:
-        """Compile and run a kbq question; returns the internal answer (see `ask`).
-
-        Compiled questions are cached beside an embedded snapshot (kbq.lang.plans)."""
-        from kbq.lang.run import compile_question, run_plan
-
+    def plan(self, text: str) -> Plan:
+        """The compiled question (cached beside an embedded snapshot: see kbq.lang.plan)."""
         cache = self._plan_cache()
         plan = cache.get(text) if cache else None
         if plan is None:
+            from kbq.lang.compile import compile_question
+
             plan = compile_question(text, self.catalog, self._run)
             if cache:
                 cache.put(text, plan)
-        return run_plan(text, plan, self.catalog, self._run, explain=explain)
+        return plan
+
+    def answer(self, text: str, *, explain: bool = False) -> Result:
+        """Compile and run a kbq question; the answer every door shares (see `ask` for pydantic)."""
+        from kbq.lang.run import run_plan
+
+        return run_plan(text, self.plan(text), self.catalog, self._run, explain=explain)
 
     def _plan_cache(self) -> PlanCache | None:
         if self.info is None or os.environ.get("KBQ_NO_PLAN_CACHE"):
             return None
         if self._plans is None:
-            from kbq.lang.plans import PlanCache
+            from kbq.lang.plan import PlanCache
 
             self._plans = PlanCache(os.path.join(self.info.path, "plans"))
         return self._plans
 
     def ask(self, text: str, *, explain: bool = False) -> Answer:
-        """Answer a kbq question (e.g. 'gpu for lstm where cooling=blower')."""
+        """Answer a kbq question (e.g. 'gpu for lstm where cooling=blower'), units included."""
         from kbq.models import Answer
 
         result = self.answer(text, explain=explain)
@@ -125,9 +129,7 @@ class KnowledgeBase:
 
     def compile(self, text: str) -> str:
         """The SPARQL a kbq question compiles to."""
-        from kbq.lang.run import compile_question
-
-        return compile_question(text, self.catalog, self._run).sparql
+        return self.plan(text).sparql
 
     def gpus(
         self,
@@ -138,25 +140,25 @@ class KnowledgeBase:
         limit: int | None = None,
         workload: str | None = None,
     ) -> list[GPU]:
-        """GPUs matching a kbq condition (e.g. where='memory >= 24gb'), ranked for a workload."""
+        """GPUs matching a kbq condition (e.g. where='memory >= 24gb'), ranked for a workload.
+
+        The question is built as structure (an AST), never by joining text: `workload` is a
+        name, `where` a condition, `order_by` a key."""
+        from kbq.lang import records
+        from kbq.lang.run import run_plan
         from kbq.models import GPU
 
-        text = "gpus" + (f" for {workload}" if workload else "")
-        if where:
-            text += f" where {where}"
-        if order_by:
-            text += f" order by {order_by} {'desc' if descending else 'asc'}"
-        if limit is not None:
-            text += f" limit {int(limit)}"
-        answer = self.answer(text)
-        gpus = []
-        for iri in [row[0] for row in answer.rows]:
-            gpus.append(GPU.model_validate(self.catalog.gpu_record(str(iri), self._run)))
-        return gpus
+        text, plan = records.gpu_plan(
+            self.catalog, self._run, where=where, order_by=order_by, descending=descending, limit=limit, workload=workload
+        )
+        answer = run_plan(text, plan, self.catalog, self._run)
+        return [GPU.model_validate(records.gpu_record(self.catalog, self._run, str(row[0]))) for row in answer.rows]
 
     def entity(self, name: str) -> Entity:
         """Anything in the KB by label or alternative label."""
         from kbq.models import Entity
 
+        from kbq.lang import records
+
         iri = self.catalog.resolve(name).iri
-        return Entity.model_validate(self.catalog.entity_record(iri, self._run))
+        return Entity.model_validate(records.entity_record(self.catalog, self._run, iri))

@@ -49,6 +49,8 @@ class Answer(_Frozen):
     kind: str
     columns: list[str]
     rows: list[list[Value]]
+    units: dict[str, str] = Field(default_factory=dict)
     sparql: str
     explanation: list[str] = Field(default_factory=list)
     removed: list[list[Value]] = Field(default_factory=list)
+    extra: dict[str, object] = Field(default_factory=dict)

@@ -1,0 +1,160 @@
+"""How GPUs are ranked: the workload's requirement profile (from the KB, inherited through the
+algorithm families) turned into one score per GPU, computed in SPARQL.
+
+Each max (or min) is its own subquery over the candidates with the figure known: some stores
+(pyoxigraph) make an aggregate unbound when any input is unbound.
+
+score = sum over ranks r of w_r * s_r / sum over ranks r with a known figure of w_r, where
+w_r = decay^(r-1) (decay from the KB), s_r is the mean of the normalised figures of rank r that
+are known (v / max over candidates; min / v for lower-is-better keys). So the profile's order
+decides, and a missing figure is unknown, not zero: the GPU is ranked on what is known.
+Every number is cast to xsd:double first (some stores divide integers as integers).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from kbq.lang import terms
+from kbq.lang.catalog import Term
+from kbq.lang.context import Context
+from kbq.lang.gpu.constraints import double
+
+
+class Profile(NamedTuple):
+    iri: str
+    label: str
+    authority: str
+    authority_label: str
+    family: str
+    summary: str
+    reason: str
+    multi_gpu: str
+    source: str
+    groups: tuple[tuple[str, ...], ...]  # key IRIs per rank
+
+
+def profiles(ctx: Context, subject: Term | None) -> list[dict[str, object]]:
+    """The nearest profiles of each authority that apply to a workload (or to all of deep learning)."""
+    s = terms.iri(subject.iri) if subject else "kbq:Algorithm"
+    rows = ctx.rows(
+        f"""SELECT ?p ?label ?auth ?authLabel ?family ?summary ?reason ?multi ?source ?primary WHERE {{
+  {s} kbq:hasProfile ?p .
+  ?p rdfs:label ?label ; kbq:authority ?auth ; kbq:profileOf ?family .
+  ?auth rdfs:label ?authLabel .
+  OPTIONAL {{ ?p kbq:summary ?summary }}
+  OPTIONAL {{ ?p kbq:reason ?reason }}
+  OPTIONAL {{ ?p kbq:multiGpu/rdfs:label ?multi }}
+  OPTIONAL {{ ?p dcterms:source ?source }}
+  OPTIONAL {{ {s} kbq:primaryAlgorithm ?prim . BIND(?prim = ?family AS ?primary) }}
+  FILTER NOT EXISTS {{
+    {s} kbq:hasProfile ?q . ?q kbq:authority ?auth ; kbq:profileOf ?qf .
+    ?qf rdfs:subClassOf ?family . FILTER(?qf != ?family)
+  }}
+}} ORDER BY ?p"""
+    )
+    names = ["iri", "label", "authority", "authority_label", "family", "summary", "reason", "multi_gpu", "source", "primary"]
+    seen: dict[str, dict[str, object]] = {}
+    for row in rows:
+        entry = seen.setdefault(str(row[0]), dict(zip(names, row, strict=True)))
+        if row[-1] is True:
+            entry["primary"] = True
+    return list(seen.values())
+
+
+def profile(ctx: Context, row: dict[str, object]) -> Profile:
+    prio = ctx.rows(
+        f"SELECT ?rank ?attr WHERE {{ {terms.iri(str(row['iri']))} kbq:priority ?s . ?s kbq:rank ?rank ; kbq:attribute ?attr }}"
+        " ORDER BY ?rank ?attr"
+    )
+    groups: dict[int, list[str]] = {}
+    for rank, attr in prio:
+        if str(attr) in ctx.cat.keys_by_iri:
+            groups.setdefault(int(rank), []).append(str(attr))  # type: ignore[call-overload]
+    return Profile(
+        iri=str(row["iri"]),
+        label=str(row["label"]),
+        authority=str(row["authority"]),
+        authority_label=str(row["authority_label"]),
+        family=str(row["family"]),
+        summary=str(row["summary"] or ""),
+        reason=str(row["reason"] or ""),
+        multi_gpu=str(row["multi_gpu"] or ""),
+        source=str(row["source"] or ""),
+        groups=tuple(tuple(g) for _, g in sorted(groups.items())),
+    )
+
+
+def choose(ctx: Context, subject: Term | None, authority: Term | None, column: int | None) -> tuple[Profile | None, list[str]]:
+    """The profile that ranks the workload: the asked (else default) authority's nearest one; the
+    primary algorithm's when several families apply."""
+    notes: list[str] = []
+    found = profiles(ctx, subject)
+    wanted = authority.iri if authority else ctx.cat.config.get("default_authority")
+    pick = [p for p in found if p["authority"] == wanted]
+    what = subject.label if subject else "deep learning in general"
+    if not pick:
+        if authority is not None:
+            others = sorted({str(p["authority_label"]) for p in found})
+            raise ctx.error(
+                f"{authority.label} has no requirement profile for {what}" + (f" (available: {', '.join(others)})" if others else ""),
+                column,
+            )
+        if found:
+            notes.append(f"the {ctx.cat.label(wanted)} source has no profile for {what}; using {found[0]['authority_label']}")
+            pick = [p for p in found if p["authority"] == found[0]["authority"]]
+        else:
+            return None, [f"no requirement profile applies to {what}"]
+    if len(pick) > 1:
+        primary = [p for p in pick if p["primary"] is True]
+        chosen = primary[0] if primary else pick[0]
+        also = ", ".join(str(p["label"]) for p in pick if p is not chosen)
+        notes.append(f"{what} uses several families; ranked by {chosen['label']} (also applies: {also})")
+    else:
+        chosen = pick[0]
+    return profile(ctx, chosen), notes
+
+
+class Metric(NamedTuple):
+    """One ranked figure: a name, its SPARQL expression on a row, and its direction."""
+
+    name: str
+    expr: str
+    higher_is_better: bool
+
+
+class Score(NamedTuple):
+    """The SPARQL pieces that compute ?score: aggregates over the candidates, then BINDs."""
+
+    aggregates: list[tuple[str, str]]  # per metric: ("(MAX(?d_x) AS ?max_x)", "BIND(xsd:double(...) AS ?d_x)")
+    binds: list[str]  # BIND lines on each row
+
+
+def score(groups: list[list[Metric]], decay: float) -> Score:
+    """One ?score from the ranked groups of metrics (see the module's docstring)."""
+    aggregates: list[tuple[str, str]] = []
+    binds: list[str] = []
+    weights_known, weighted = [], []
+    for r, group in enumerate(groups):
+        weight = terms.double(decay**r)
+        parts, known = [], []
+        for m in group:
+            value = double(m.expr)
+            cast = f"BIND({value} AS ?d_{m.name})"
+            if m.higher_is_better:
+                aggregates.append((f"(MAX(?d_{m.name}) AS ?max_{m.name})", cast))
+                norm = f"IF(?max_{m.name} > 0, {value} / ?max_{m.name}, 0.0)"
+            else:
+                aggregates.append((f"(MIN(?d_{m.name}) AS ?min_{m.name})", cast))
+                norm = f"IF({value} > 0, ?min_{m.name} / {value}, 0.0)"
+            binds.append(f"BIND({norm} AS ?n_{m.name})")
+            parts.append(f"COALESCE(?n_{m.name}, 0.0)")
+            known.append(f"IF(BOUND(?n_{m.name}), 1.0, 0.0)")
+        count = " + ".join(known)
+        binds.append(f"BIND(IF({count} > 0, ({' + '.join(parts)}) / ({count}), 0.0) AS ?s{r})")
+        binds.append(f"BIND(IF({count} > 0, {weight}, 0.0) AS ?w{r})")
+        weighted.append(f"{weight} * ?s{r}")
+        weights_known.append(f"?w{r}")
+    total = " + ".join(weights_known)
+    binds.append(f"BIND(IF({total} > 0, ({' + '.join(weighted)}) / ({total}), 0.0) AS ?score)")
+    return Score(aggregates, binds)

@@ -1,0 +1,353 @@
+"""A GPU question -> one SPARQL SELECT: candidates that meet every constraint, the figures to
+show, a score from the workload's profile, and the order the ranking mode asks for."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from kbq.lang import ast, terms
+from kbq.lang.catalog import Key, Term, k
+from kbq.lang.context import Constraint, Context, Status
+from kbq.lang.gpu import columns, constraints, explain, ordering
+from kbq.lang.gpu.ordering import Metric, Profile
+from kbq.lang.plan import Plan
+from kbq.lang.words import (
+    Ceiling,
+    Chassis,
+    Condition,
+    Hardware,
+    PrecisionChoice,
+    SettingValue,
+    Subject,
+    Workload,
+    Year,
+)
+
+
+class Ask(NamedTuple):
+    """A GPU question once its words are understood."""
+
+    subject: Subject
+    workload: Workload | None
+    process: Term | None
+    process_defaulted: bool
+    precision: Term | None
+    constraints: list[Constraint]
+    statuses: list[Status]
+    notes: list[str]
+    settings: dict[str, object]
+    cards: int | None  # cards in the machine (placement or hardware)
+    as_of: str | None  # first day after the as-of period
+    order: ast.Order | None
+    limit: int | None
+    authority: Term | None
+    authority_column: int | None
+
+
+def default_process(ctx: Context, workload: Term | None) -> Term | None:
+    """The nearest family's kbq:defaultProcess (a generative model asked bare means running it)."""
+    if workload is None:
+        return None
+    rows = ctx.rows(
+        f"""SELECT ?p ?label (COUNT(?mid) AS ?depth) WHERE {{
+  {{ {terms.iri(workload.iri)} a ?f }} UNION {{ {terms.iri(workload.iri)} rdfs:subClassOf ?f }}
+  UNION {{ BIND({terms.iri(workload.iri)} AS ?f) }}
+  UNION {{ {terms.iri(workload.iri)} kbq:primaryAlgorithm ?f }}
+  ?f kbq:defaultProcess ?p . ?p rdfs:label ?label .
+  OPTIONAL {{ ?f rdfs:subClassOf ?mid . ?mid rdfs:subClassOf kbq:Algorithm }}
+}} GROUP BY ?p ?label ORDER BY DESC(?depth) ?label LIMIT 1"""
+    )
+    if not rows:
+        return None
+    return Term(str(rows[0][0]), str(rows[0][1]), frozenset())
+
+
+def understand(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Ask:
+    workload = ctx.words.workload(q.target) if q.target is not None and q.link in ("for", "of") else None
+    found: list[Constraint] = [constraints.qualifier(key, term) for key, term, _ in subject.qualifiers]
+    if subject.relation is not None and q.target is not None:
+        found.append(constraints.relation(ctx, subject.relation, q.target.phrase))
+    statuses: list[Status] = []
+    notes: list[str] = []
+    settings: dict[str, object] = {}
+    precision = workload.precision if workload else None
+    cards: int | None = None
+    as_of: str | None = None
+    psu: float | None = None
+    order = limit = authority = authority_column = None
+    chassis: Chassis | None = None
+    for clause in q.clauses:
+        if isinstance(clause, ast.Where):
+            found += constraints.where(ctx, clause.expr)
+        elif isinstance(clause, ast.AsOf):
+            c, as_of = constraints.as_of(ctx, clause.value.text, clause.value.column)
+            found.append(c)
+        elif isinstance(clause, ast.Order):
+            order = clause
+        elif isinstance(clause, ast.Limit):
+            if clause.count < 1:
+                raise ctx.error("limit must be at least 1", clause.column)
+            limit = clause.count
+        elif isinstance(clause, ast.Using):
+            authority = ctx.words.name(clause.name, (k("ProfileAuthority"),), "profile authority")
+            authority_column = clause.name.column
+        else:
+            for item in ctx.words.loose(clause):
+                if isinstance(item, Condition):
+                    found += constraints.where(ctx, item.expr)
+                elif isinstance(item, Year):
+                    c, as_of = constraints.as_of(ctx, item.text, item.column)
+                    found.append(c)
+                    notes.append(f"'in {item.text}' read as 'as of {item.text}' (GPUs released by then)")
+                elif isinstance(item, Chassis):
+                    chassis = item
+                elif isinstance(item, Hardware):
+                    if item.gpu is not None:
+                        raise ctx.error(
+                            f"'{item.count} x {item.gpu.label}' names hardware: ask 'memory for ...' or 'speed of ...' on it",
+                            item.column,
+                        )
+                    cards = item.count
+                elif isinstance(item, PrecisionChoice):
+                    precision = item.term
+                elif isinstance(item, Ceiling):
+                    found.append(constraints.ceiling(item))
+                elif isinstance(item, SettingValue):
+                    if item.setting.name == "psu":
+                        psu = item.value
+                    else:
+                        settings[item.setting.name] = item.value if item.term is None else item.term.iri
+    if chassis is not None:
+        cards = chassis.cards or cards
+        placed, placed_status, placed_notes = constraints.placement(ctx, chassis._replace(cards=cards))
+        found += placed
+        statuses += placed_status
+        notes += placed_notes
+    if psu is not None:
+        c, status, power_notes = constraints.power(ctx, psu, cards or 1)
+        found.append(c)
+        statuses.append(status)
+        notes += power_notes
+    process = workload.process if workload else None
+    defaulted = False
+    if workload is not None and process is None and workload.term is not None:
+        process = default_process(ctx, workload.term)
+        defaulted = process is not None
+    return Ask(
+        subject, workload, process, defaulted, precision, found, statuses, notes, settings, cards, as_of, order, limit,
+        authority, authority_column,
+    )  # fmt: skip
+
+
+def rate_key(ctx: Context, precision: Term | None) -> Key | None:
+    """The throughput key stating the rate of the asked precision (kbq:ratePrecision)."""
+    if precision is None:
+        return None
+    compute = ctx.rows(f"SELECT ?c WHERE {{ {terms.iri(precision.iri)} kbq:computePrecision ?c }} LIMIT 1")
+    wanted = str(compute[0][0]) if compute else precision.iri
+    for key in ctx.cat.gpu_keys():
+        if key.precision == wanted:
+            return key
+    return None
+
+
+def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan:
+    ask = understand(ctx, q, subject)
+    workload_term = ask.workload.term if ask.workload else None
+    explanation: list[str] = []
+    profile: Profile | None = None
+    profile_notes: list[str] = []
+    if ask.workload is not None or ask.authority is not None:
+        profile, profile_notes = ordering.choose(ctx, workload_term, ask.authority, ask.authority_column)
+    mode = subject.mode
+    strategy = mode.strategy if mode else "profile"
+    if profile is None and strategy == "profile":
+        strategy = "name"
+    found = list(ask.constraints)
+    statuses = list(ask.statuses)
+    notes = list(ask.notes) + profile_notes
+    path_note = None
+    tensor = ctx.cat.keys.get("tensor")
+    rate = rate_key(ctx, ask.precision)
+    if ask.precision is not None:
+        c, precision_notes, path_note = constraints.precision(ctx, ask.precision)
+        found.append(c)
+        notes += precision_notes
+    # --- columns ---------------------------------------------------------------------------
+    shown: list[Key] = []
+    metrics: list[list[Metric]] = []
+    substitute = {}
+    if rate is not None and tensor is not None and rate != tensor:
+        substitute[tensor.iri] = rate
+        notes.append(f"ranking uses {rate.key} ({rate.label}) where the profile names tensor throughput")
+    for group in profile.groups if profile else ():
+        ranked = []
+        for iri in group:
+            key = substitute.get(iri) or ctx.cat.keys_by_iri[iri]
+            columns.add(shown, key)
+            expr = f"?{key.var}"
+            if key is rate and tensor is not None:
+                columns.add(shown, tensor)
+                expr = f"COALESCE(?{key.var}, ?{tensor.var})"
+            ranked.append(Metric(key.var.removeprefix("v_"), expr, key.higher_is_better))
+        metrics.append(ranked)
+    for word in constraints.keys_in(_where_of(q)):
+        if word.text.lower() != constraints.NAME_KEY:
+            columns.add(shown, ctx.cat.key(word.text, query=ctx.text, column=word.column))
+    order_keys = _order_keys(ctx, ask.order)
+    columns.add(shown, *order_keys)
+    if rate is not None:
+        columns.add(shown, rate)
+    if profile is None:
+        columns.add(shown, *columns.defaults(ctx, "default"))
+    if ask.cards:
+        columns.add(shown, ctx.cat.keys.get("cards"))
+    if strategy in ("price", "value"):
+        columns.add(shown, ctx.cat.keys.get("price"))
+    if strategy == "efficiency":
+        columns.add(shown, ctx.cat.keys.get("tdp"))
+    columns.add(shown, *columns.defaults(ctx, "always"))
+    cooling = columns.cooling_key(ctx)
+    segment = columns.segment_key(ctx)
+    shown = [k for k in shown if k not in (cooling, segment)]
+    # --- SPARQL ------------------------------------------------------------------------------
+    select = ["?gpu", "?name"] + [f"?{k.var}" for k in shown]
+    names = ["gpu", "name"] + [k.key for k in shown]
+    body = ["?gpu a kbq:GPU ; rdfs:label ?name ."]
+    body += [columns.pattern(k) for k in shown]
+    for extra_key in (cooling, segment):
+        if extra_key is not None:
+            body.append(columns.pattern(extra_key))
+            select.append(f"?{extra_key.var}")
+            names.append(extra_key.key)
+    filters = [c.sparql for c in found]
+    if filters:
+        body.append("FILTER (" + "\n     && ".join(filters) + ")")
+    decay = float(ctx.cat.config.get("rank_decay", 0.5))  # type: ignore[arg-type]
+    if metrics:
+        score = ordering.score(metrics, decay)
+        patterns = sorted({columns.pattern(k) for g in metrics for k in _metric_keys(ctx, g, shown)})
+        where_filter = ["FILTER (" + " && ".join(filters) + ")"] if filters else []
+        for aggregate, cast in score.aggregates:
+            var = cast.rsplit("?", 1)[1].rstrip(")")
+            inner = ["?gpu a kbq:GPU .", *patterns, *where_filter, cast, f"FILTER(BOUND(?{var}))"]
+            body.append("{ SELECT " + aggregate + " WHERE {\n    " + "\n    ".join(inner) + "\n  } }")
+        body += score.binds
+        select.append("?score")
+        names.append("score")
+    if path_note is not None:
+        body.append(f"BIND({path_note} AS ?path)")
+        select.append("?path")
+        names.append("precision_path")
+    if statuses:
+        parts = [f"IF({s.sparql}, \"\", {terms.string(s.note + '; ')})" for s in statuses]
+        body.append(f"BIND(CONCAT({', '.join(parts)}) AS ?status)")
+        select.append("?status")
+        names.append("status")
+    order = _order_clause(ctx, ask, strategy, order_keys, bool(metrics))
+    limit = ask.limit or (subject.count if subject.count else None) or (mode.limit if mode else None)
+    runners_up = bool(mode and mode.runners_up and not any(k is segment for k, _t, _p in subject.qualifiers))
+    sparql_limit = None if runners_up else limit
+    sparql = (
+        "SELECT "
+        + " ".join(select)
+        + "\nWHERE {\n  "
+        + "\n  ".join(body)
+        + "\n}\nORDER BY "
+        + " ".join(order)
+        + (f"\nLIMIT {int(sparql_limit)}" if sparql_limit else "")
+    )
+    units = {k.key: k.unit_symbol for k in shown if k.unit_symbol}
+    # --- explanation -------------------------------------------------------------------------
+    line = explain.workload_line(workload_term, ask.process, ask.process_defaulted)
+    if line:
+        explanation.append(line)
+    if profile is not None:
+        explanation += explain.profile_lines(ctx, profile, workload_term)
+    explanation.append(explain.method_line("order" if ask.order else strategy, decay, _order_words(ask.order)))
+    explanation += notes
+    explanation += explain.constraint_lines(found)
+    return Plan(
+        "gpus",
+        _prefixes() + sparql,
+        names,
+        units=units,
+        explanation=explanation,
+        constraints=[[c.text, c.sparql] for c in found],
+        limit=limit,
+        extra={
+            "profile": [list(g) for g in profile.groups] if profile else [],
+            "profile_keys": [[(substitute.get(i) or ctx.cat.keys_by_iri[i]).key for i in g] for g in profile.groups] if profile else [],
+            "runners_up": runners_up,
+            "strategy": strategy,
+            "workload": workload_term.iri if workload_term else None,
+            "best": bool(mode and mode.limit == 1 and profile is not None),
+        },
+    )
+
+
+def _prefixes() -> str:
+    from kbq.lang.catalog import PREFIXES
+
+    return PREFIXES
+
+
+def _where_of(q: ast.SubjectQuestion) -> ast.Expr | None:
+    items = [c.expr for c in q.clauses if isinstance(c, ast.Where)]
+    return ast.And(tuple(items)) if items else None
+
+
+def _metric_keys(ctx: Context, group: list[Metric], shown: list[Key]) -> list[Key]:
+    names = {m.name for m in group}
+    keys = [k for k in shown if k.var.removeprefix("v_") in names]
+    tensor = ctx.cat.keys.get("tensor")
+    if tensor is not None and any("COALESCE" in m.expr for m in group):
+        keys.append(tensor)
+    return keys
+
+
+def _order_keys(ctx: Context, order: ast.Order | None) -> list[Key]:
+    if order is None:
+        return []
+    keys = [ctx.cat.key(order.ratio.key.text, query=ctx.text, column=order.ratio.key.column)]
+    if order.ratio.per is not None:
+        keys.append(ctx.cat.key(order.ratio.per.text, query=ctx.text, column=order.ratio.per.column))
+    for key in keys:
+        if key.is_object:
+            raise ctx.error(f"cannot order by {key.key}: it is not a number or date", order.ratio.column)
+    return keys
+
+
+def _order_words(order: ast.Order | None) -> str | None:
+    if order is None:
+        return None
+    direction = "" if order.descending is None else (" desc" if order.descending else " asc")
+    return order.ratio.text + direction
+
+
+def _order_clause(ctx: Context, ask: Ask, strategy: str, order_keys: list[Key], scored: bool) -> list[str]:
+    order: list[str] = []
+    if ask.order is not None:
+        key = order_keys[0]
+        expr, bound = f"?{key.var}", f"BOUND(?{key.var})"
+        if len(order_keys) == 2:
+            per = order_keys[1]
+            a, b = constraints.double("?" + key.var), constraints.double("?" + per.var)
+            expr, bound = f"IF({b} != 0, {a} / {b}, ?undefined)", f"BOUND(?{key.var}) && BOUND(?{per.var})"
+        descending = ask.order.descending if ask.order.descending is not None else key.higher_is_better
+        # a missing figure sorts last either way (SPARQL puts unbound values first in ASC)
+        order.append(f"ASC(IF({bound}, 0, 1))")
+        order.append(f"DESC({expr})" if descending else f"ASC({expr})")
+    elif strategy in ("price", "value", "efficiency"):
+        price_or_power = ctx.cat.keys.get("tdp" if strategy == "efficiency" else "price")
+        if price_or_power is not None:
+            var = f"?{price_or_power.var}"
+            order.append(f"ASC(IF(BOUND({var}), 0, 1))")
+            if strategy == "price":
+                order.append(f"ASC({constraints.double(var)})")
+            else:
+                order.append(f"DESC(IF({constraints.double(var)} > 0, ?score / {constraints.double(var)}, 0.0))")
+    if scored:
+        order.append("DESC(?score)")
+    order.append("ASC(?name)")
+    return order
