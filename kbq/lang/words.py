@@ -265,6 +265,12 @@ class Words:
                 break
             else:
                 rest = phrase.slice(i)
+                stop = len(words)  # leave a process or precision the phrase ends with out of the unknown part
+                for j in range(i + 1, len(words)):
+                    if all(_pick(runs.get((j, e), []), (PROCESS, PRECISION)) is not None for e in (len(words),)):
+                        stop = j
+                        break
+                rest = phrase.slice(i, stop)
                 raise UnknownTermError(
                     f"unknown workload '{rest.text}'",
                     query=self.text,
