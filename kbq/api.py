@@ -156,9 +156,8 @@ class KnowledgeBase:
 
     def entity(self, name: str) -> Entity:
         """Anything in the KB by label or alternative label."""
-        from kbq.models import Entity
-
         from kbq.lang import records
+        from kbq.models import Entity
 
         iri = self.catalog.resolve(name).iri
         return Entity.model_validate(records.entity_record(self.catalog, self._run, iri))

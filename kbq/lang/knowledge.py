@@ -20,6 +20,7 @@ from kbq.lang.plan import Plan
 from kbq.lang.words import Subject, Workload
 from kbq.store import resources
 
+
 class ListPlan(NamedTuple):
     name: str
     lists: str  # a class IRI, or "any"

@@ -216,7 +216,7 @@ class _ToAst(Transformer[Token, Any]):
         return self._workload("how_many", items, hardware)
 
 
-setattr(_ToAst, "with", _ToAst._loose)  # noqa: B010 - `with` is a Python keyword, the rule's name
+setattr(_ToAst, "with", _ToAst._loose)
 
 
 def _expected(exc: UnexpectedInput) -> list[str]:

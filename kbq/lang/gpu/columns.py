@@ -42,3 +42,21 @@ def cooling_key(ctx: Context) -> Key | None:
 
 def segment_key(ctx: Context) -> Key | None:
     return ctx.cat.keys.get("segment")
+
+
+CURRENT_PRICE = "https://kbq.dev/ontology#currentPrice"
+
+
+def dated_pattern(key: Key, before: str) -> str:
+    """The pattern of a key as of a date: a price is the one observed last before `before`
+    (new-card kinds, the lowest on that date); other keys do not change with time."""
+    if key.iri != CURRENT_PRICE:
+        return pattern(key)
+    day = terms.date(before)
+    return (
+        f"OPTIONAL {{ SELECT ?gpu (MIN(?px) AS ?{key.var}) WHERE {{\n"
+        f"    {{ SELECT ?gpu (MAX(?pd0) AS ?pd) WHERE {{ ?po kbq:priceOf ?gpu ; kbq:observedOn ?pd0 ; kbq:priceKind ?pk0 ; kbq:priceUsd ?pv0 ."
+        f" FILTER(?pk0 != kb:UsedPrice && ?pd0 < {day}) }} GROUP BY ?gpu }}\n"
+        f"    ?po2 kbq:priceOf ?gpu ; kbq:observedOn ?pd ; kbq:priceUsd ?px ; kbq:priceKind ?pk . FILTER(?pk != kb:UsedPrice)\n"
+        f"  }} GROUP BY ?gpu }}"
+    )

@@ -24,7 +24,7 @@ def workload_line(workload: Term | None, process: Term | None, defaulted: bool) 
     if workload is None and process is None:
         return None
     what = " ".join(x.label for x in (process, workload) if x is not None)
-    kinds = workload.kinds if workload else "process"
+    kinds = _kind_word(workload) if workload else "process"
     note = " (process assumed: the family's default)" if defaulted and process is not None else ""
     return f"workload: {what} ({kinds}){note}"
 
@@ -45,3 +45,13 @@ def method_line(strategy: str, decay: float, order: str | None = None) -> str:
 
 def constraint_lines(constraints: list[Constraint]) -> list[str]:
     return [f"constraint: {c.text}" for c in constraints]
+
+
+_KINDS = (("Model", "model"), ("ApplicationArea", "application area"), ("Application", "application"))
+
+
+def _kind_word(term: Term) -> str:
+    for suffix, word in _KINDS:
+        if any(t.endswith("#" + suffix) for t in term.types):
+            return word
+    return "algorithm family" if "family" in term.types else term.kinds

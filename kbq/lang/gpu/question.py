@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from kbq.errors import QueryError
 from kbq.lang import ast, terms
 from kbq.lang.catalog import Key, Term, k
 from kbq.lang.context import Constraint, Context, Status
@@ -139,6 +140,44 @@ def understand(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Ask:
     )  # fmt: skip
 
 
+class Fit(NamedTuple):
+    label: str
+    total: float  # whole need on one GPU, GB
+    model_gb: float  # what splits over GPUs (total minus the per-GPU runtime)
+    runtime: float  # per-GPU runtime reserve, GB
+    usable: float  # share of a GPU's memory to fill
+
+
+def memory_fit(ctx: Context, ask: Ask, workload: Term | None, notes: list[str]) -> Fit | None:
+    """The workload's memory from its architecture (see `memory for ...`), when it is a model."""
+    from kbq.lang.words import MODEL
+    from kbq.lang.workload import facts
+    from kbq.lang.workload.question import estimate
+
+    if workload is None or not workload.is_a(MODEL) or ask.process is None:
+        if ask.settings and workload is not None:
+            notes.append(f"settings {', '.join(ask.settings)} apply to models; {workload.label} is not one")
+        return None
+    try:
+        est = estimate(ctx, workload, ask.process, ask.precision, ask.settings)
+    except QueryError as exc:
+        if ask.settings or ask.precision is not None:
+            raise
+        notes.append(f"memory fit not computed: {exc.message}")
+        return None
+    runtime = sum(line.gb for line in est.lines if line.part.startswith("runtime"))
+    usable = facts.constants(ctx).get("usable_share")
+    share = usable.value if usable else 1.0
+    parts = ", ".join(f"{line.part} {line.gb:.2f}" for line in est.lines)
+    notes.append(
+        f"memory: {est.process.label} of {est.model.label} at {est.format.label} needs {est.total:.1f} GB ({parts} GB); "
+        f"cards_needed = ceil((need - runtime) / (memory x {share:g} - runtime)); 'memory for ...' shows every formula"
+    )
+    notes += [f"assumed: {a}" for a in est.assumed]
+    notes += est.notes
+    return Fit(est.model.label, est.total, est.total - runtime, runtime, share)
+
+
 def rate_key(ctx: Context, precision: Term | None) -> Key | None:
     """The throughput key stating the rate of the asked precision (kbq:ratePrecision)."""
     if precision is None:
@@ -173,6 +212,16 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
         c, precision_notes, path_note = constraints.precision(ctx, ask.precision)
         found.append(c)
         notes += precision_notes
+    fit = memory_fit(ctx, ask, workload_term, notes)
+    if fit is not None and ask.cards:
+        found.append(
+            Constraint(
+                f"{fit.label} fits in {ask.cards} card(s)",
+                f"EXISTS {{ ?gpu kbq:memory ?m FILTER({constraints.double('?m')} * {terms.double(fit.usable)} > {terms.double(fit.runtime)}"
+                f" && CEIL({terms.double(fit.model_gb)} / ({constraints.double('?m')} * {terms.double(fit.usable)} - {terms.double(fit.runtime)}))"
+                f" <= {terms.integer(ask.cards)}) }}",
+            )
+        )
     # --- columns ---------------------------------------------------------------------------
     shown: list[Key] = []
     metrics: list[list[Metric]] = []
@@ -200,6 +249,8 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
         columns.add(shown, rate)
     if profile is None:
         columns.add(shown, *columns.defaults(ctx, "default"))
+    if fit is not None:
+        columns.add(shown, ctx.cat.keys.get("memory"))
     if ask.cards:
         columns.add(shown, ctx.cat.keys.get("cards"))
     if strategy in ("price", "value"):
@@ -214,7 +265,7 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
     select = ["?gpu", "?name"] + [f"?{k.var}" for k in shown]
     names = ["gpu", "name"] + [k.key for k in shown]
     body = ["?gpu a kbq:GPU ; rdfs:label ?name ."]
-    body += [columns.pattern(k) for k in shown]
+    body += [columns.dated_pattern(k, ask.as_of) if ask.as_of else columns.pattern(k) for k in shown]
     for extra_key in (cooling, segment):
         if extra_key is not None:
             body.append(columns.pattern(extra_key))
@@ -226,7 +277,7 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
     decay = float(ctx.cat.config.get("rank_decay", 0.5))  # type: ignore[arg-type]
     if metrics:
         score = ordering.score(metrics, decay)
-        patterns = sorted({columns.pattern(k) for g in metrics for k in _metric_keys(ctx, g, shown)})
+        patterns = sorted({columns.dated_pattern(k, ask.as_of) if ask.as_of else columns.pattern(k) for g in metrics for k in _metric_keys(ctx, g, shown)})
         where_filter = ["FILTER (" + " && ".join(filters) + ")"] if filters else []
         for aggregate, cast in score.aggregates:
             var = cast.rsplit("?", 1)[1].rstrip(")")
@@ -235,6 +286,13 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
         body += score.binds
         select.append("?score")
         names.append("score")
+    if fit is not None:
+        memory = ctx.cat.keys["memory"]
+        usable_gb = f"({constraints.double('?' + memory.var)} * {terms.double(fit.usable)} - {terms.double(fit.runtime)})"
+        body.append(f"BIND({terms.double(round(fit.total, 3))} AS ?needed_gb)")
+        body.append(f"BIND(IF({usable_gb} > 0, CEIL({terms.double(fit.model_gb)} / {usable_gb}), ?none) AS ?cards_needed)")
+        select += ["?needed_gb", "?cards_needed"]
+        names += ["needed_gb", "cards_needed"]
     if path_note is not None:
         body.append(f"BIND({path_note} AS ?path)")
         select.append("?path")
@@ -244,7 +302,7 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
         body.append(f"BIND(CONCAT({', '.join(parts)}) AS ?status)")
         select.append("?status")
         names.append("status")
-    order = _order_clause(ctx, ask, strategy, order_keys, bool(metrics))
+    order = _order_clause(ctx, ask, strategy, order_keys, bool(metrics), fit is not None)
     limit = ask.limit or (subject.count if subject.count else None) or (mode.limit if mode else None)
     runners_up = bool(mode and mode.runners_up and not any(k is segment for k, _t, _p in subject.qualifiers))
     sparql_limit = None if runners_up else limit
@@ -258,6 +316,8 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
         + (f"\nLIMIT {int(sparql_limit)}" if sparql_limit else "")
     )
     units = {k.key: k.unit_symbol for k in shown if k.unit_symbol}
+    if fit is not None:
+        units["needed_gb"] = "GB"
     # --- explanation -------------------------------------------------------------------------
     line = explain.workload_line(workload_term, ask.process, ask.process_defaulted)
     if line:
@@ -325,8 +385,9 @@ def _order_words(order: ast.Order | None) -> str | None:
     return order.ratio.text + direction
 
 
-def _order_clause(ctx: Context, ask: Ask, strategy: str, order_keys: list[Key], scored: bool) -> list[str]:
+def _order_clause(ctx: Context, ask: Ask, strategy: str, order_keys: list[Key], scored: bool, fitted: bool = False) -> list[str]:
     order: list[str] = []
+    cards = "?cards_needed" if fitted else "1"
     if ask.order is not None:
         key = order_keys[0]
         expr, bound = f"?{key.var}", f"BOUND(?{key.var})"
@@ -343,10 +404,13 @@ def _order_clause(ctx: Context, ask: Ask, strategy: str, order_keys: list[Key], 
         if price_or_power is not None:
             var = f"?{price_or_power.var}"
             order.append(f"ASC(IF(BOUND({var}), 0, 1))")
+            cost = f"({constraints.double(var)} * {cards})"
             if strategy == "price":
-                order.append(f"ASC({constraints.double(var)})")
+                order.append(f"ASC({cost})")
             else:
-                order.append(f"DESC(IF({constraints.double(var)} > 0, ?score / {constraints.double(var)}, 0.0))")
+                order.append(f"DESC(IF({cost} > 0, ?score / {cost}, 0.0))")
+    elif fitted:
+        order.append("ASC(COALESCE(?cards_needed, 1000000))")  # fewest cards first, then the profile
     if scored:
         order.append("DESC(?score)")
     order.append("ASC(?name)")

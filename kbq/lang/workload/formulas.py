@@ -35,7 +35,7 @@ class Facts(NamedTuple):
     """A model's architecture as its config.json / paper states it (None: not in the KB)."""
 
     label: str
-    params: float | None
+    params: float | None = None
     active_params: float | None = None
     layers: int | None = None
     hidden: int | None = None
