@@ -186,7 +186,9 @@ class Catalog:
             )
             self.keys_by_iri[entry.iri] = entry
             self.keys[normalise(entry.key)] = entry
-        aliases = run(PREFIXES + "SELECT ?p ?alt WHERE { ?p kbq:queryKey ?k . { ?p skos:altLabel ?alt } UNION { ?p rdfs:label ?alt } }")
+        aliases = run(
+            PREFIXES + "SELECT ?p ?alt WHERE { ?p kbq:queryKey ?k . { ?p skos:altLabel ?alt } UNION { ?p rdfs:label ?alt } }"
+        )
         for p, alt in aliases.rows:
             if (aliased := self.keys_by_iri.get(str(p))) is not None:
                 self.keys.setdefault(normalise(str(alt)), aliased)
@@ -202,7 +204,12 @@ class Catalog:
         ).rows
         for m, label, name, strategy, number, limit, runners in modes:
             self.modes[normalise(str(name))] = Mode(
-                str(m), str(label), str(strategy), number is True, int(limit) if limit is not None else None, runners is True  # type: ignore[arg-type]
+                str(m),
+                str(label),
+                str(strategy),
+                number is True,
+                int(limit) if limit is not None else None,
+                runners is True,  # type: ignore[arg-type]
             )
         settings = run(
             PREFIXES
@@ -379,7 +386,9 @@ class Catalog:
 
     def labels(self, iris: Iterable[Value]) -> dict[str, str]:
         """Labels of many IRIs in one query."""
-        wanted = sorted({str(i) for i in iris if isinstance(i, str) and i.startswith(("http://", "https://"))} - self._labels.keys())
+        wanted = sorted(
+            {str(i) for i in iris if isinstance(i, str) and i.startswith(("http://", "https://"))} - self._labels.keys()
+        )
         if wanted and self.run is not None:
             values = " ".join(terms.iri(i) for i in wanted)
             rows = self.run(PREFIXES + f"SELECT ?s ?l WHERE {{ VALUES ?s {{ {values} }} ?s rdfs:label ?l }}").rows

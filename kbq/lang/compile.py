@@ -24,7 +24,7 @@ def compile_ast(question: ast.Question, catalog: Catalog, run: Run, text: str) -
             first = question.clauses[0] if question.clauses else None
             column = _clause_column(first) if first is not None else question.subject.column
             raise ctx.error(f"'{subject.cls.label}' is a list: it takes no ranking or clauses", column)
-        target = knowledge.list_target(ctx, question)
+        target = knowledge.list_target(ctx, question, subject.cls)
         return knowledge.list_question(ctx, subject, target, question.target.phrase.column if question.target else 1)
     if isinstance(question, ast.DescribeQuestion):
         return knowledge.describe(ctx, question)

@@ -104,7 +104,9 @@ def describe(ctx: Context, q: ast.DescribeQuestion) -> Plan:
   FILTER (?p NOT IN (owl:sameAs, kbq:normalisedName))
 }} ORDER BY ?property ?valueLabel"""
     )
-    return Plan("describe", sparql, ["property", "value", "valueLabel"], subject=term.iri, explanation=[f"{term.label}: {term.kinds}"])
+    return Plan(
+        "describe", sparql, ["property", "value", "valueLabel"], subject=term.iri, explanation=[f"{term.label}: {term.kinds}"]
+    )
 
 
 def compare(ctx: Context, q: ast.CompareQuestion) -> Plan:
@@ -177,9 +179,16 @@ def requirements(ctx: Context, workload: Workload, authority: Term | None, colum
     )
 
 
-def list_target(ctx: Context, q: ast.SubjectQuestion) -> Term | None:
+def list_target(ctx: Context, q: ast.SubjectQuestion, cls: Term) -> Term | None:
+    """The target of a list question, among the kinds the list plans of `cls` accept."""
     if q.target is None:
         return None
     phrase = q.target.phrase if q.target.of is None else ast.Phrase(q.target.phrase.words + q.target.of.words)
     content = ctx.words.content(phrase) or phrase
-    return ctx.cat.resolve(content.text, None, query=ctx.text, column=content.column)
+    kinds: set[str] = set()
+    for plan in list_plans():
+        if plan.lists == cls.iri:
+            kinds |= {t for t in plan.targets if t not in ("none", "any")}
+    if any(p.lists == "any" and "any" in p.targets for p in list_plans()) and not kinds:
+        return ctx.cat.resolve(content.text, None, query=ctx.text, column=content.column)
+    return ctx.cat.resolve(content.text, sorted(kinds) or None, query=ctx.text, column=content.column, what=f"target for {cls.label}")

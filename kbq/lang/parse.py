@@ -86,9 +86,7 @@ def _phrase(items: list[Any]) -> ast.Phrase:
 
 
 def _clauses(items: list[Any]) -> tuple[ast.Clause, ...]:
-    return tuple(
-        i for i in items if isinstance(i, (ast.Where, ast.Loose, ast.AsOf, ast.Order, ast.Limit, ast.Using))
-    )
+    return tuple(i for i in items if isinstance(i, (ast.Where, ast.Loose, ast.AsOf, ast.Order, ast.Limit, ast.Using)))
 
 
 class _Link(str):

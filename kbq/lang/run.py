@@ -173,7 +173,9 @@ def _compare(plan: Plan, rows: list[list[Value]], catalog: Catalog) -> list[list
     return out
 
 
-def _why(plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run, removed: list[list[Value]]) -> tuple[list[list[Value]], list[str]]:
+def _why(
+    plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run, removed: list[list[Value]]
+) -> tuple[list[list[Value]], list[str]]:
     subject = plan.subject or ""
     name = catalog.label(subject)
     position = next((i for i, r in enumerate(rows) if r[0] == subject), None)

@@ -151,7 +151,7 @@ class Words:
         value = float(number)
         if not unit_text and not dollar:
             return Quantity(value, text, words[0].column)
-        for candidate in ([dollar + unit_text, unit_text] if dollar else [unit_text]):
+        for candidate in [dollar + unit_text, unit_text] if dollar else [unit_text]:
             if not candidate:
                 continue
             unit = self.cat.unit(candidate, dimension)
@@ -377,7 +377,12 @@ class Words:
             norm = normalise(w.text)
             if any(t.is_a(CHASSIS_THRESHOLD) for t in self.cat.candidates(w.text)):
                 dense = True
-            elif w.kind == "number" and w.text.isdigit() and i + 1 < len(words) and self._is_gpu_word(words[i + 1].text.lstrip("-")):
+            elif (
+                w.kind == "number"
+                and w.text.isdigit()
+                and i + 1 < len(words)
+                and self._is_gpu_word(words[i + 1].text.lstrip("-"))
+            ):
                 cards = int(w.text)
                 i += 1
             elif (m := re.fullmatch(r"(\d+)-?([a-z]+)", norm)) and self._is_gpu_word(m.group(2)):
@@ -444,7 +449,9 @@ class Words:
             elif before and words[before[0]].kind == "number":
                 cand = before
             else:
-                raise self.error(f"'{setting.label}' needs a number (e.g. '{setting.label} 4' or '4 {setting.label}')", words[i].column)
+                raise self.error(
+                    f"'{setting.label}' needs a number (e.g. '{setting.label} 4' or '4 {setting.label}')", words[i].column
+                )
             if len(cand) == 2 and words[cand[1]].kind == "number":
                 cand = cand[:1]
             quantity = self.quantity(tuple(words[x] for x in cand), setting.dimension, setting.label)

@@ -30,7 +30,7 @@ def pattern(key: Key) -> str:
     prop = terms.iri(key.iri)
     if key.is_object:
         return (
-            f"OPTIONAL {{ SELECT ?gpu (GROUP_CONCAT(DISTINCT ?l_{key.var}; separator=\", \") AS ?{key.var}) "
+            f'OPTIONAL {{ SELECT ?gpu (GROUP_CONCAT(DISTINCT ?l_{key.var}; separator=", ") AS ?{key.var}) '
             f"WHERE {{ ?gpu {prop} ?o_{key.var} . ?o_{key.var} rdfs:label ?l_{key.var} }} GROUP BY ?gpu }}"
         )
     return f"OPTIONAL {{ ?gpu {prop} ?{key.var} }}"

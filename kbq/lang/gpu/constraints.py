@@ -51,7 +51,9 @@ def date_bounds(ctx: Context, text: str, column: int) -> tuple[str, str]:
 def as_of(ctx: Context, text: str, column: int) -> tuple[Constraint, str]:
     _first, after = date_bounds(ctx, text, column)
     return (
-        Constraint(f"as of {text}: released before {after}", f"EXISTS {{ ?gpu kbq:releaseDate ?x FILTER(?x < {terms.date(after)}) }}"),
+        Constraint(
+            f"as of {text}: released before {after}", f"EXISTS {{ ?gpu kbq:releaseDate ?x FILTER(?x < {terms.date(after)}) }}"
+        ),
         after,
     )
 
@@ -262,9 +264,7 @@ def precision(ctx: Context, term: Term) -> tuple[Constraint, list[str], str | No
     """GPUs that run the format natively, or through a sourced weight-only path; the note says which.
 
     Returns the constraint, notes, and the SPARQL expression of the row's path note."""
-    compute = ctx.rows(
-        f"SELECT ?c WHERE {{ {terms.iri(term.iri)} kbq:computePrecision ?c }} LIMIT 1"
-    )
+    compute = ctx.rows(f"SELECT ?c WHERE {{ {terms.iri(term.iri)} kbq:computePrecision ?c }} LIMIT 1")
     needed = str(compute[0][0]) if compute else term.iri
     paths = ctx.rows(
         f"""SELECT ?path ?label ?cc ?comment WHERE {{
@@ -283,4 +283,8 @@ def precision(ctx: Context, term: Term) -> tuple[Constraint, list[str], str | No
         names = "; ".join(f"{p[1]} (compute capability {float(p[2]):g}+)" for p in paths)  # type: ignore[arg-type]
         notes.append(f"precision: without native {label}, a weight-only path is accepted: {names}")
         path_note = f'IF({native}, "native {label}", "weight-only {label} (dequantised; computes at FP16 rates)")'
-    return Constraint(f"runs {label} (natively or by a weight-only path)" if paths else f"runs {label} natively", test), notes, path_note
+    return (
+        Constraint(f"runs {label} (natively or by a weight-only path)" if paths else f"runs {label} natively", test),
+        notes,
+        path_note,
+    )

@@ -97,7 +97,8 @@ def choose(ctx: Context, subject: Term | None, authority: Term | None, column: i
         if authority is not None:
             others = sorted({str(p["authority_label"]) for p in found})
             raise ctx.error(
-                f"{authority.label} has no requirement profile for {what}" + (f" (available: {', '.join(others)})" if others else ""),
+                f"{authority.label} has no requirement profile for {what}"
+                + (f" (available: {', '.join(others)})" if others else ""),
                 column,
             )
         if found:

@@ -277,7 +277,13 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
     decay = float(ctx.cat.config.get("rank_decay", 0.5))  # type: ignore[arg-type]
     if metrics:
         score = ordering.score(metrics, decay)
-        patterns = sorted({columns.dated_pattern(k, ask.as_of) if ask.as_of else columns.pattern(k) for g in metrics for k in _metric_keys(ctx, g, shown)})
+        patterns = sorted(
+            {
+                columns.dated_pattern(k, ask.as_of) if ask.as_of else columns.pattern(k)
+                for g in metrics
+                for k in _metric_keys(ctx, g, shown)
+            }
+        )
         where_filter = ["FILTER (" + " && ".join(filters) + ")"] if filters else []
         for aggregate, cast in score.aggregates:
             var = cast.rsplit("?", 1)[1].rstrip(")")
@@ -298,7 +304,7 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
         select.append("?path")
         names.append("precision_path")
     if statuses:
-        parts = [f"IF({s.sparql}, \"\", {terms.string(s.note + '; ')})" for s in statuses]
+        parts = [f'IF({s.sparql}, "", {terms.string(s.note + "; ")})' for s in statuses]
         body.append(f"BIND(CONCAT({', '.join(parts)}) AS ?status)")
         select.append("?status")
         names.append("status")
@@ -337,7 +343,9 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
         limit=limit,
         extra={
             "profile": [list(g) for g in profile.groups] if profile else [],
-            "profile_keys": [[(substitute.get(i) or ctx.cat.keys_by_iri[i]).key for i in g] for g in profile.groups] if profile else [],
+            "profile_keys": [[(substitute.get(i) or ctx.cat.keys_by_iri[i]).key for i in g] for g in profile.groups]
+            if profile
+            else [],
             "runners_up": runners_up,
             "strategy": strategy,
             "workload": workload_term.iri if workload_term else None,

@@ -227,7 +227,11 @@ def tensor_parallel_kv(f: Facts, line: Line, tp: int) -> Line:
     if f.attention == "MLA":
         return line._replace(formula=f"({line.formula}) (MLA latent replicated on each GPU)")
     share = max(kv_heads / tp, 1) / kv_heads
-    note = f"{kv_heads} KV heads / {tp} GPUs" if tp <= kv_heads else f"1 of {kv_heads} KV heads replicated per GPU (TP {tp} > KV heads)"
+    note = (
+        f"{kv_heads} KV heads / {tp} GPUs"
+        if tp <= kv_heads
+        else f"1 of {kv_heads} KV heads replicated per GPU (TP {tp} > KV heads)"
+    )
     return line._replace(gb=line.gb * share, formula=f"({line.formula}) x {share:.4g} ({note})")
 
 
@@ -284,7 +288,9 @@ def train_time(*, params: float, tokens: float, tflops: float, gpus: int, mfu: f
     flops = 6 * params * tokens
     seconds = flops / (gpus * tflops * 1e12 * mfu)
     hours = seconds / 3600
-    formula = f"6 x {params:,.0f} parameters x {tokens:,.0f} tokens / ({gpus} GPUs x {tflops:g} TFLOPS ({rate_name}) x {mfu:.0%} MFU)"
+    formula = (
+        f"6 x {params:,.0f} parameters x {tokens:,.0f} tokens / ({gpus} GPUs x {tflops:g} TFLOPS ({rate_name}) x {mfu:.0%} MFU)"
+    )
     return (
         Speed("GPU-hours", hours * gpus, "GPU-h", formula),
         Speed("wall-clock", hours / 24, "days", formula),

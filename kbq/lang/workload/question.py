@@ -65,7 +65,9 @@ def understand(ctx: Context, q: ast.WorkloadQuestion) -> Asked:
     workload = ctx.words.workload(q.target)
     if workload.term is None or not workload.term.is_a(MODEL):
         what = workload.term.label if workload.term else workload.phrase.text
-        raise ctx.error(f"'{what}' is not a model: {q.form} questions need one (e.g. llama 3.1 70b, bert-large)", q.target.phrase.column)
+        raise ctx.error(
+            f"'{what}' is not a model: {q.form} questions need one (e.g. llama 3.1 70b, bert-large)", q.target.phrase.column
+        )
     precision = workload.precision
     settings: dict[str, object] = {}
     hardware: Hardware | None = None
@@ -86,7 +88,9 @@ def understand(ctx: Context, q: ast.WorkloadQuestion) -> Asked:
         hardware = Hardware(0, gpu, q.hardware.column)
     process = workload.process or default_process(ctx, workload.term)
     if process is None:
-        raise ctx.error(f"say which process for {workload.term.label} (inference, training, lora training ...)", q.target.phrase.column)
+        raise ctx.error(
+            f"say which process for {workload.term.label} (inference, training, lora training ...)", q.target.phrase.column
+        )
     return Asked(workload.term, process, precision, settings, hardware, q.target.phrase.column)
 
 
@@ -120,7 +124,10 @@ def estimate(ctx: Context, model_term: Term, process_term: Term, precision: Term
     fmt = facts.number_format(ctx, fmt_term)
     compute = facts.compute_precision(ctx, fmt_term)
     if process.training and process.all_weights and compute.iri != fmt_term.iri:
-        raise ctx.error(f"{fmt_term.label} is an inference format (weights are dequantised): {process.label} needs FP16, BF16, FP32 or FP8", None)
+        raise ctx.error(
+            f"{fmt_term.label} is an inference format (weights are dequantised): {process.label} needs FP16, BF16, FP32 or FP8",
+            None,
+        )
     context = _int_setting(ctx, settings, "context", None)
     if context is None:
         context = min(DEFAULT_CONTEXT, model.max_context or DEFAULT_CONTEXT)
@@ -153,7 +160,11 @@ def estimate(ctx: Context, model_term: Term, process_term: Term, precision: Term
         if opt.trainable_line:
             lines.append(opt.trainable_line)
         lines += [opt.gradient_line, opt.optimizer_line]
-        recompute = "recompute_full" if settings.get("recompute_full") else ("recompute_selective" if settings.get("recompute_selective") else None)
+        recompute = (
+            "recompute_full"
+            if settings.get("recompute_full")
+            else ("recompute_selective" if settings.get("recompute_selective") else None)
+        )
         act_model = facts.activation_model(ctx, recompute)
         act = None
         if act_model is not None:
@@ -168,9 +179,19 @@ def estimate(ctx: Context, model_term: Term, process_term: Term, precision: Term
     else:
         lines.append(formulas.weights(model, fmt))
         kv_term = settings.get("kv_precision")
-        kv_fmt = facts.number_format(ctx, kv_term) if isinstance(kv_term, Term) else (fmt if compute.iri == fmt_term.iri else facts.number_format(ctx, compute))
+        kv_fmt = (
+            facts.number_format(ctx, kv_term)
+            if isinstance(kv_term, Term)
+            else (fmt if compute.iri == fmt_term.iri else facts.number_format(ctx, compute))
+        )
         kv_bytes = kv_fmt.bits_per_weight / 8
-        kv_line = formulas.kv_cache(model, context=context, batch=batch, kv_bytes=kv_bytes, source="PagedAttention (Kwon et al. 2023); " + "; ".join(model.sources))
+        kv_line = formulas.kv_cache(
+            model,
+            context=context,
+            batch=batch,
+            kv_bytes=kv_bytes,
+            source="PagedAttention (Kwon et al. 2023); " + "; ".join(model.sources),
+        )
         if kv_line is not None:
             lines.append(kv_line)
             kv_bytes_per_seq = kv_line.gb * GB / batch
@@ -179,10 +200,19 @@ def estimate(ctx: Context, model_term: Term, process_term: Term, precision: Term
         notes.append("activations: transient at inference (one layer at a time), covered by the runtime reserve, not counted")
     context_gb = consts.get("cuda_context_gb")
     if context_gb is not None:
-        lines.append(Line("runtime (CUDA context)", context_gb.value, f"{context_gb.value:g} GB per GPU ({context_gb.label})", context_gb.source))
+        lines.append(
+            Line(
+                "runtime (CUDA context)",
+                context_gb.value,
+                f"{context_gb.value:g} GB per GPU ({context_gb.label})",
+                context_gb.source,
+            )
+        )
     settings = dict(settings, context=context, batch=batch)
     active = model.active or model.params
-    return Estimate(model, process, fmt, lines, settings, notes, assumed, kv_line, active * fmt.bits_per_weight / 8, kv_bytes_per_seq, compute)
+    return Estimate(
+        model, process, fmt, lines, settings, notes, assumed, kv_line, active * fmt.bits_per_weight / 8, kv_bytes_per_seq, compute
+    )
 
 
 def split(est: Estimate, n: int, settings: dict[str, object]) -> tuple[list[Line], list[str]]:
@@ -226,7 +256,9 @@ def split(est: Estimate, n: int, settings: dict[str, object]) -> tuple[list[Line
         else:
             out.append(line)
     if n > 1 and zero == 0 and not offload:
-        notes.append("data parallel without ZeRO: every GPU holds the whole model, gradients and optimizer ('with zero 3' shards them)")
+        notes.append(
+            "data parallel without ZeRO: every GPU holds the whole model, gradients and optimizer ('with zero 3' shards them)"
+        )
     return out, notes
 
 
@@ -299,11 +331,14 @@ def _memory_plan(ctx, q, asked, est, usable_share, usable, explanation) -> Plan:
             0,
             f"verdict: {word} on {count} x {gpu.label} ({need:.1f} GB needed per GPU of {gpu.memory:g} GB; "
             f"headroom {headroom:+.1f} GB; 'fits' keeps {1 - usable_share:.0%} free"
-            + (f", per {usable.label}: {usable.source}" if usable else "") + ")",
+            + (f", per {usable.label}: {usable.source}" if usable else "")
+            + ")",
         )
         chart.update(capacity=gpu.memory, verdict=word, gpu=gpu.label)
     else:
-        explanation.insert(0, f"total: {total:.1f} GB" + (f" ({per_total:.1f} GB per GPU over {count})" if per_total is not None else ""))
+        explanation.insert(
+            0, f"total: {total:.1f} GB" + (f" ({per_total:.1f} GB per GPU over {count})" if per_total is not None else "")
+        )
     explanation += notes
     return Plan("memory", "", columns, explanation=explanation, extra={"rows": rows, "chart": chart})
 
@@ -334,7 +369,11 @@ def _how_many_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan: 
         explanation.append(
             f"splitting: tensor parallel over {n} GPUs all-reduces activations every layer: {gpu.label} has {link}"
             + (f" ({gpu.link_bandwidth:g} GB/s)" if gpu.link_bandwidth else "")
-            + ("; without NVLink/Infinity Fabric, prefer pipeline parallel across PCIe" if link in ("PCIe only", "an unknown link") else "")
+            + (
+                "; without NVLink/Infinity Fabric, prefer pipeline parallel across PCIe"
+                if link in ("PCIe only", "an unknown link")
+                else ""
+            )
         )
     explanation += est.notes + split_notes
     return Plan("how_many", "", ["quantity", "value", "formula", "source"], explanation=explanation, extra={"rows": rows})
@@ -358,7 +397,9 @@ def _speed_plan(ctx, asked, est, consts, explanation) -> Plan:  # type: ignore[n
         raise ctx.error("that GPU has no sourced memory bandwidth", None)
     eff = consts.get("bandwidth_efficiency")
     value = float(asked.settings.get("bandwidth_efficiency") or (eff.value if eff else 1.0))  # type: ignore[arg-type]
-    eff_text = f"{value:.0%} bandwidth efficiency" + ("" if eff or asked.settings.get("bandwidth_efficiency") else " (no sourced efficiency: roofline upper bound)")
+    eff_text = f"{value:.0%} bandwidth efficiency" + (
+        "" if eff or asked.settings.get("bandwidth_efficiency") else " (no sourced efficiency: roofline upper bound)"
+    )
     batch = int(est.settings["batch"])  # type: ignore[call-overload]
     decode = formulas.decode_speed(
         weight_bytes=est.weight_bytes_active, kv_bytes_per_seq=est.kv_bytes_per_seq, batch=batch,
@@ -367,7 +408,9 @@ def _speed_plan(ctx, asked, est, consts, explanation) -> Plan:  # type: ignore[n
     rate, rate_name = _rate(gpu, est, ctx)
     mfu = consts.get("prefill_mfu")
     mfu_value = float(asked.settings.get("mfu") or (mfu.value if mfu else 1.0))  # type: ignore[arg-type]
-    prefill = formulas.prefill_speed(active_params=est.model.active or 0.0, tflops=rate, gpus=count, mfu=mfu_value, rate_name=rate_name)
+    prefill = formulas.prefill_speed(
+        active_params=est.model.active or 0.0, tflops=rate, gpus=count, mfu=mfu_value, rate_name=rate_name
+    )
     rows = [
         [decode.name, round(decode.value, 1), decode.unit, decode.formula, eff.source if eff else ""],
         ["decode per sequence", round(decode.value / batch, 1), "tokens/s", "decode / batch", ""],
@@ -380,9 +423,14 @@ def _speed_plan(ctx, asked, est, consts, explanation) -> Plan:  # type: ignore[n
         explanation.insert(0, f"memory: {word} ({need:.1f} GB per GPU of {gpu.memory:g} GB on {count} x {gpu.label})")
         if word == "does not fit":
             explanation.insert(0, "warning: the model does not fit this hardware; the speeds assume it did")
-    explanation.insert(0, f"estimate (not a measurement) on {count} x {gpu.label}: decode {decode.value:.1f} tokens/s, prefill {prefill.value:,.0f} tokens/s")
+    explanation.insert(
+        0,
+        f"estimate (not a measurement) on {count} x {gpu.label}: decode {decode.value:.1f} tokens/s, prefill {prefill.value:,.0f} tokens/s",
+    )
     if est.model.experts:
-        explanation.append("mixture of experts: decode reads the active parameters per token (batch 1); larger batches touch more experts")
+        explanation.append(
+            "mixture of experts: decode reads the active parameters per token (batch 1); larger batches touch more experts"
+        )
     explanation += split_notes
     return Plan("speed", "", ["quantity", "value", "unit", "formula", "source"], explanation=explanation, extra={"rows": rows})
 
@@ -396,12 +444,17 @@ def _time_plan(ctx, asked, est, consts, explanation) -> Plan:  # type: ignore[no
     mfu_value = float(asked.settings.get("mfu") or (mfu.value if mfu else 1.0))  # type: ignore[arg-type]
     rate, rate_name = _rate(gpu, est, ctx) if gpu else (0.0, "")
     params = est.model.active or est.model.params or 0.0
-    hours, days = formulas.train_time(params=params, tokens=float(tokens), tflops=rate, gpus=count, mfu=mfu_value, rate_name=rate_name)  # type: ignore[arg-type]
+    hours, days = formulas.train_time(
+        params=params, tokens=float(tokens), tflops=rate, gpus=count, mfu=mfu_value, rate_name=rate_name
+    )  # type: ignore[arg-type]
     rows = [
         [hours.name, round(hours.value, 0), hours.unit, hours.formula, mfu.source if mfu else ""],
         [days.name, round(days.value, 2), days.unit, "GPU-hours / GPUs / 24", ""],
     ]
-    explanation.insert(0, f"estimate (not a measurement): {hours.value:,.0f} GPU-hours, {days.value:.1f} days on {count} x {gpu.label if gpu else '?'}")
+    explanation.insert(
+        0,
+        f"estimate (not a measurement): {hours.value:,.0f} GPU-hours, {days.value:.1f} days on {count} x {gpu.label if gpu else '?'}",
+    )
     runs = ctx.rows(
         "SELECT ?gpuLabel ?hours ?tokens WHERE { ?r a kbq:TrainingRun ; kbq:trainedModel ?m ; kbq:gpuHours ?hours ."
         " OPTIONAL { ?r kbq:trainingTokens ?tokens } OPTIONAL { ?r kbq:trainingGpu/rdfs:label ?gpuLabel }"
