@@ -133,10 +133,17 @@ class ActivationModel(NamedTuple):
     source: str
 
 
-def activation_model(ctx: Context, setting: str | None) -> ActivationModel | None:
-    test = f"kbq:settingNameOf {terms.string(setting)}" if setting else "kbq:isDefaultActivationModel true"
+def activation_model(ctx: Context, setting: str | None, process: str) -> ActivationModel | None:
+    """The model the question's setting names, else the process's default, else the KB's default."""
+    if setting:
+        test = f"?a kbq:settingNameOf {terms.string(setting)} ."
+    else:
+        test = (
+            f"{{ {terms.iri(process)} kbq:defaultActivationModel ?a }} UNION {{ ?a kbq:isDefaultActivationModel true ."
+            f" FILTER NOT EXISTS {{ {terms.iri(process)} kbq:defaultActivationModel ?x }} }}"
+        )
     rows = ctx.rows(
-        f"SELECT ?a ?l ?lin ?quad WHERE {{ ?a a kbq:ActivationModel ; {test} ; rdfs:label ?l ;"
+        f"SELECT ?a ?l ?lin ?quad WHERE {{ {test} ?a a kbq:ActivationModel ; rdfs:label ?l ;"
         " kbq:linearCoefficient ?lin ; kbq:quadraticCoefficient ?quad } LIMIT 1"
     )
     if not rows:

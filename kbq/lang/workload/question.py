@@ -29,6 +29,7 @@ from kbq.lang.workload import facts, formulas
 from kbq.lang.workload.formulas import GB, Line
 
 FP16 = "https://kbq.dev/kb/FP16"
+TRAINING = "https://kbq.dev/kb/Training"  # what 'time to train' means when no training process is named
 DEFAULT_CONTEXT = 4096  # tokens, when a question names none: shown in every answer (see `assumed`)
 
 
@@ -86,7 +87,7 @@ def understand(ctx: Context, q: ast.WorkloadQuestion) -> Asked:
     if q.hardware is not None:
         gpu = ctx.words.name(q.hardware, (GPU, GPU_FAMILY), "GPU")
         hardware = Hardware(0, gpu, q.hardware.column)
-    process = workload.process or default_process(ctx, workload.term)
+    process = workload.process or (Term(TRAINING, "training", frozenset()) if q.form == "time" else default_process(ctx, workload.term))
     if process is None:
         raise ctx.error(
             f"say which process for {workload.term.label} (inference, training, lora training ...)", q.target.phrase.column
@@ -147,11 +148,16 @@ def estimate(ctx: Context, model_term: Term, process_term: Term, precision: Term
             lora = formulas.lora_parameters(model, targets=process.targets or "q,v", rank=rank)
             if lora is None:
                 raise ctx.error(f"{model.label}'s layer sizes are not in the KB: kbq cannot count its LoRA parameters", None)
+        full_precision = fmt.bits_per_weight >= 32 and not process.base
+        optimizer_bytes = process.optimizer_bytes - 4 if full_precision else process.optimizer_bytes
+        gradient_bytes = 4.0 if full_precision else process.gradient_bytes
+        if full_precision:
+            notes.append("FP32 training: no FP32 master copy (the weights are FP32), 4-byte gradients, 32-bit activations (x2)")
         opt = formulas.training(
             model,
             base=fmt,
-            optimizer_bytes=process.optimizer_bytes,
-            gradient_bytes=process.gradient_bytes,
+            optimizer_bytes=optimizer_bytes,
+            gradient_bytes=gradient_bytes,
             optimizer_label=process.optimizer or "optimizer",
             optimizer_source=process.optimizer_source,
             lora=lora,
@@ -160,17 +166,14 @@ def estimate(ctx: Context, model_term: Term, process_term: Term, precision: Term
         if opt.trainable_line:
             lines.append(opt.trainable_line)
         lines += [opt.gradient_line, opt.optimizer_line]
-        recompute = (
-            "recompute_full"
-            if settings.get("recompute_full")
-            else ("recompute_selective" if settings.get("recompute_selective") else None)
-        )
-        act_model = facts.activation_model(ctx, recompute)
+        recompute = next((r for r in ("recompute_full", "recompute_selective", "recompute_none") if settings.get(r)), None)
+        act_model = facts.activation_model(ctx, recompute, process.iri)
         act = None
         if act_model is not None:
+            scale = 2.0 if full_precision else 1.0  # the coefficients count 16-bit activations
             act = formulas.activations(
-                model, context=context, batch=batch, linear=act_model.linear, quadratic=act_model.quadratic,
-                model=act_model.label, source=act_model.source,
+                model, context=context, batch=batch, linear=act_model.linear * scale, quadratic=act_model.quadratic * scale,
+                model=act_model.label + (" at 32 bits" if full_precision else ""), source=act_model.source,
             )  # fmt: skip
         if act is not None:
             lines.append(act)
@@ -456,15 +459,16 @@ def _time_plan(ctx, asked, est, consts, explanation) -> Plan:  # type: ignore[no
         f"estimate (not a measurement): {hours.value:,.0f} GPU-hours, {days.value:.1f} days on {count} x {gpu.label if gpu else '?'}",
     )
     runs = ctx.rows(
-        "SELECT ?gpuLabel ?hours ?tokens WHERE { ?r a kbq:TrainingRun ; kbq:trainedModel ?m ; kbq:gpuHours ?hours ."
-        " OPTIONAL { ?r kbq:trainingTokens ?tokens } OPTIONAL { ?r kbq:trainingGpu/rdfs:label ?gpuLabel }"
+        "SELECT ?gpu ?gpuLabel ?hours ?tokens WHERE { ?r a kbq:TrainingRun ; kbq:trainedModel ?m ; kbq:gpuHours ?hours ."
+        " OPTIONAL { ?r kbq:trainingTokens ?tokens } OPTIONAL { ?r kbq:trainingGpu ?gpu . ?gpu rdfs:label ?gpuLabel }"
         f" FILTER(?m = <{asked.model.iri}>) }}"
     )
-    for gpu_label, gpu_hours, run_tokens in runs:
-        explanation.append(
-            f"published: {asked.model.label} took {float(gpu_hours):,.0f} GPU-hours"  # type: ignore[arg-type]
-            + (f" on {gpu_label}" if gpu_label else "")
-            + (f" for {float(run_tokens):,.0f} tokens" if run_tokens else "")  # type: ignore[arg-type]
-            + f" (ratio estimate/published {hours.value / float(gpu_hours):.2f} at the asked tokens)"  # type: ignore[arg-type]
-        )
+    for run_gpu, gpu_label, gpu_hours, run_tokens in runs:
+        line = f"published: {asked.model.label} took {float(gpu_hours):,.0f} GPU-hours"  # type: ignore[arg-type]
+        line += (f" on {gpu_label}" if gpu_label else "") + (f" for {float(run_tokens):,.0f} tokens" if run_tokens else "")  # type: ignore[arg-type]
+        if run_gpu and run_tokens:
+            run_rate, _name = _rate(facts.gpu(ctx, Term(str(run_gpu), str(gpu_label), frozenset())), est, ctx)
+            same, _days = formulas.train_time(params=params, tokens=float(run_tokens), tflops=run_rate, gpus=1, mfu=mfu_value, rate_name="")  # type: ignore[arg-type]
+            line += f"; kbq's formula for that run gives {same.value:,.0f} GPU-hours (estimate / published = {same.value / float(gpu_hours):.2f})"  # type: ignore[arg-type]
+        explanation.append(line)
     return Plan("time", "", ["quantity", "value", "unit", "formula", "source"], explanation=explanation, extra={"rows": rows})
