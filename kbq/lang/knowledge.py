@@ -91,8 +91,7 @@ def list_question(ctx: Context, subject: Subject, target: Term | None, column: i
 
 
 def describe(ctx: Context, q: ast.DescribeQuestion) -> Plan:
-    content = ctx.words.content(q.name) or q.name
-    term = ctx.cat.resolve(content.text, None, query=ctx.text, column=content.column)
+    term = ctx.words.name(q.name, None, "name")
     sparql = (
         PREFIXES
         + f"""SELECT ?property ?value ?valueLabel WHERE {{
@@ -184,11 +183,8 @@ def list_target(ctx: Context, q: ast.SubjectQuestion, cls: Term) -> Term | None:
     if q.target is None:
         return None
     phrase = q.target.phrase if q.target.of is None else ast.Phrase(q.target.phrase.words + q.target.of.words)
-    content = ctx.words.content(phrase) or phrase
     kinds: set[str] = set()
     for plan in list_plans():
         if plan.lists == cls.iri:
             kinds |= {t for t in plan.targets if t not in ("none", "any")}
-    if any(p.lists == "any" and "any" in p.targets for p in list_plans()) and not kinds:
-        return ctx.cat.resolve(content.text, None, query=ctx.text, column=content.column)
-    return ctx.cat.resolve(content.text, sorted(kinds) or None, query=ctx.text, column=content.column, what=f"target for {cls.label}")
+    return ctx.words.name(phrase, tuple(sorted(kinds)) or None, f"target for {cls.label}")

@@ -128,15 +128,15 @@ class Words:
             out[span] = terms
         return out
 
-    def name(self, phrase: ast.Phrase, classes: tuple[str, ...], what: str) -> Term:
-        """The one term of these classes the whole phrase names (plural 's' allowed)."""
-        phrase = self.content(phrase) or phrase
-        text = phrase.text
-        for candidate in (text, _singular(text)):
-            found = self.cat.candidates(candidate, classes)
-            if found:
-                return self.cat.resolve(candidate, classes, query=self.text, column=phrase.column, what=what)
-        return self.cat.resolve(text, classes, query=self.text, column=phrase.column, what=what)
+    def name(self, phrase: ast.Phrase, classes: tuple[str, ...] | None, what: str) -> Term:
+        """The one term (of these classes) the phrase names: as typed, else without filler words,
+        else without a plural 's'."""
+        content = self.content(phrase) or phrase
+        wanted = list(classes) if classes else None
+        for candidate in dict.fromkeys((phrase.text, content.text, _singular(content.text))):
+            if self.cat.candidates(candidate, wanted):
+                return self.cat.resolve(candidate, wanted, query=self.text, column=phrase.column, what=what)
+        return self.cat.resolve(content.text, wanted, query=self.text, column=content.column, what=what)
 
     def quantity(self, words: tuple[ast.Word, ...], dimension: str | None, what: str) -> Quantity:
         """'24gb', '1.5 tb/s', '$2000', '128k', '40%', '1600 w': the value in the base unit."""
@@ -252,6 +252,8 @@ class Words:
         while i < len(words):
             for j in range(len(words), i, -1):
                 found = runs.get((i, j), [])
+                if term is None and len({t.iri for t in found if t.types & set(WORKLOAD_TYPES)}) > 1:
+                    self.cat.resolve(_join(words[i:j]), WORKLOAD_TYPES, query=self.text, column=words[i].column)  # raises
                 picked = _pick(found, WORKLOAD_TYPES) if term is None else None
                 if picked is not None:
                     term = picked
