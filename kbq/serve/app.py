@@ -35,6 +35,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from kbq.serve.pool import WorkerPool
 from kbq.serve.sparql import ProtocolError, read_body, sparql_endpoint
 from kbq.serve.state import ServerConfig, ServerState, failure, run_job
+from kbq.store.names import NAMES_GRAPH
 from kbq.store.resources import ASSERTED_GRAPH, INFERRED_GRAPH
 from kbq.store.snapshot import SnapshotInfo
 
@@ -163,7 +164,7 @@ def create_app(config: ServerConfig, info: SnapshotInfo) -> Starlette:
         max_results=config.max_results,
         sandbox=config.sandbox,
     )
-    state = ServerState(config=config, info=info, served_graphs=frozenset({ASSERTED_GRAPH, INFERRED_GRAPH}), pool=pool)
+    state = ServerState(config=config, info=info, served_graphs=frozenset({ASSERTED_GRAPH, INFERRED_GRAPH, NAMES_GRAPH}), pool=pool)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
