@@ -208,6 +208,14 @@ def cmd_export(argv: list[str]) -> int:
     return 0
 
 
+def _wants_json(argv: list[str]) -> bool:
+    """`--format json` (or `--format=json`) anywhere: errors then go to stdout as a JSON object too."""
+    for i, arg in enumerate(argv):
+        if arg == "--format=json" or (arg == "--format" and i + 1 < len(argv) and argv[i + 1] == "json"):
+            return True
+    return False
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     handlers = {
@@ -218,14 +226,23 @@ def main(argv: list[str] | None = None) -> int:
         "serve": cmd_serve,
         "export": cmd_export,
     }
+    as_json = _wants_json(argv)
     try:
         if argv and argv[0] in handlers:
             return handlers[argv[0]](argv[1:])
         return ask(argv)
     except NoResultError as exc:
+        if as_json:
+            from kbq import output
+
+            print(output.to_json({**exc.to_dict(), "no_result": True}))
         print(f"no result: {exc}", file=sys.stderr)
         return exc.exit_code
     except KbqError as exc:
+        if as_json:
+            from kbq import output
+
+            print(output.to_json(exc.to_dict()))
         print(str(exc), file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:

@@ -273,7 +273,7 @@ def test_from_a_served_graph_selects_it(http: httpx.Client) -> None:
     def count(graph: str) -> int:
         return int(http.post("/sparql", data={"query": query.replace("inferred", graph)}).json()["results"]["bindings"][0]["n"]["value"])
 
-    assert inferred == http.get("/health").json()["triples"] - count("asserted") - count("names")
+    assert inferred == http.get("/health").json()["triples"] - count("asserted")
 
 
 def test_worker_sandbox_has_no_network(listener: socket.socket) -> None:

@@ -95,10 +95,13 @@ def describe(ctx: Context, q: ast.DescribeQuestion) -> Plan:
     sparql = (
         PREFIXES
         + f"""SELECT ?property ?value ?valueLabel WHERE {{
-  {terms.iri(term.iri)} ?p ?value .
-  OPTIONAL {{ ?p rdfs:label ?pl }}
+  {{ {terms.iri(term.iri)} ?p ?value .
+     OPTIONAL {{ ?p rdfs:label ?pl }} BIND (COALESCE(?pl, STR(?p)) AS ?property) }}
+  UNION
+  {{ ?value ?p {terms.iri(term.iri)} . ?value rdfs:label ?any . ?p rdfs:label ?pl0 .
+     FILTER (?p NOT IN (rdf:type, rdfs:subClassOf, kbq:involvesFamily, kbq:hasProfile))
+     BIND (CONCAT("(is ", STR(?pl0), " of)") AS ?property) }}
   OPTIONAL {{ ?value rdfs:label ?vl }}
-  BIND (COALESCE(?pl, STR(?p)) AS ?property)
   BIND (COALESCE(?vl, ?value) AS ?valueLabel)
   FILTER (?p NOT IN (owl:sameAs, kbq:normalisedName))
 }} ORDER BY ?property ?valueLabel"""

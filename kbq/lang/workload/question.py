@@ -265,14 +265,19 @@ def split(est: Estimate, n: int, settings: dict[str, object]) -> tuple[list[Line
     return out, notes
 
 
-def _hardware(ctx: Context, hardware: Hardware | None, required: str | None) -> tuple[facts.Gpu | None, int]:
+def _hardware(ctx: Context, hardware: Hardware | None, required: str | None, notes: list[str]) -> tuple[facts.Gpu | None, int]:
     if hardware is None or hardware.gpu is None:
         if required:
             raise ctx.error(required, None)
         return None, max(hardware.count, 1) if hardware else 1
     gpu = hardware.gpu
     if gpu.is_a(GPU_FAMILY):
-        raise ctx.error(f"'{gpu.label}' is a family: name one variant (e.g. {gpu.label} SXM 80GB)", hardware.column)
+        rows = ctx.rows(f"SELECT ?v ?l WHERE {{ <{gpu.iri}> kbq:defaultVariant ?v . ?v rdfs:label ?l }} LIMIT 1")
+        if not rows:
+            raise ctx.error(f"'{gpu.label}' is a family with no default variant: name one variant", hardware.column)
+        variant = Term(str(rows[0][0]), str(rows[0][1]), frozenset({GPU}))
+        notes.append(f"'{gpu.label}' read as {variant.label}, the family's default variant (name another to change it)")
+        gpu = variant
     return facts.gpu(ctx, gpu), max(hardware.count, 1)
 
 
@@ -308,7 +313,7 @@ def compile_workload(ctx: Context, q: ast.WorkloadQuestion) -> Plan:
 
 
 def _memory_plan(ctx, q, asked, est, usable_share, usable, explanation) -> Plan:  # type: ignore[no-untyped-def]
-    gpu, count = _hardware(ctx, asked.hardware, None)
+    gpu, count = _hardware(ctx, asked.hardware, None, explanation)
     per_gpu = None
     notes = list(est.notes)
     columns = ["part", "GB"]
@@ -347,7 +352,7 @@ def _memory_plan(ctx, q, asked, est, usable_share, usable, explanation) -> Plan:
 
 
 def _how_many_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:  # type: ignore[no-untyped-def]
-    gpu, _ = _hardware(ctx, asked.hardware, "how many WHICH GPU? e.g. 'how many h100 sxm5 for llama 3.1 405b inference'")
+    gpu, _ = _hardware(ctx, asked.hardware, "how many WHICH GPU? e.g. 'how many h100 sxm5 for llama 3.1 405b inference'", explanation)
     if gpu is None or gpu.memory is None:
         raise ctx.error("that GPU has no sourced memory size", None)
     runtime = sum(line.gb for line in est.lines if line.part.startswith("runtime"))
@@ -395,7 +400,7 @@ def _rate(gpu: facts.Gpu, est: Estimate, ctx: Context) -> tuple[float, str]:
 
 
 def _speed_plan(ctx, asked, est, consts, explanation) -> Plan:  # type: ignore[no-untyped-def]
-    gpu, count = _hardware(ctx, asked.hardware, "speed of ... on WHAT? e.g. 'on 2 x rtx 4090'")
+    gpu, count = _hardware(ctx, asked.hardware, "speed of ... on WHAT? e.g. 'on 2 x rtx 4090'", explanation)
     if gpu is None or gpu.bandwidth is None:
         raise ctx.error("that GPU has no sourced memory bandwidth", None)
     eff = consts.get("bandwidth_efficiency")
@@ -439,7 +444,7 @@ def _speed_plan(ctx, asked, est, consts, explanation) -> Plan:  # type: ignore[n
 
 
 def _time_plan(ctx, asked, est, consts, explanation) -> Plan:  # type: ignore[no-untyped-def]
-    gpu, count = _hardware(ctx, asked.hardware, "time to train ... with HOW MANY of WHICH GPU? e.g. 'with 64 x h100 sxm5'")
+    gpu, count = _hardware(ctx, asked.hardware, "time to train ... with HOW MANY of WHICH GPU? e.g. 'with 64 x h100 sxm5'", explanation)
     tokens = asked.settings.get("tokens")
     if tokens is None:
         raise ctx.error("time to train needs the tokens: e.g. 'on 1t tokens'", None)
