@@ -117,7 +117,8 @@ def understand(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Ask:
                     if item.setting.name == "psu":
                         psu = item.value
                     else:
-                        settings[item.setting.name] = item.value if item.term is None else item.term.iri
+                        settings[item.setting.name] = item.term if item.term is not None else (True if item.value is None else item.value)
+                        settings["_column_" + item.setting.name] = item.column
     if chassis is not None:
         cards = chassis.cards or cards
         placed, placed_status, placed_notes = constraints.placement(ctx, chassis._replace(cards=cards))
@@ -161,7 +162,7 @@ def memory_fit(ctx: Context, ask: Ask, workload: Term | None, notes: list[str]) 
     try:
         est = estimate(ctx, workload, ask.process, ask.precision, ask.settings)
     except QueryError as exc:
-        if ask.settings or ask.precision is not None:
+        if exc.column is not None:  # the question's own setting is wrong (e.g. a context beyond the model's)
             raise
         notes.append(f"memory fit not computed: {exc.message}")
         return None

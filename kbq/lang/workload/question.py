@@ -82,6 +82,7 @@ def understand(ctx: Context, q: ast.WorkloadQuestion) -> Asked:
                 precision = item.term
             elif isinstance(item, SettingValue):
                 settings[item.setting.name] = item.term if item.term is not None else (True if item.value is None else item.value)
+                settings["_column_" + item.setting.name] = item.column
             elif isinstance(item, (Chassis, Year, Ceiling, Condition)):
                 raise ctx.error(f"'{clause.keyword} {clause.words.text}' does not apply to a {q.form} question", clause.column)
     if q.hardware is not None:
@@ -95,13 +96,18 @@ def understand(ctx: Context, q: ast.WorkloadQuestion) -> Asked:
     return Asked(workload.term, process, precision, settings, hardware, q.target.phrase.column)
 
 
+def _column(settings: dict[str, object], name: str) -> int | None:
+    column = settings.get("_column_" + name)
+    return column if isinstance(column, int) else None
+
+
 def _int_setting(ctx: Context, settings: dict[str, object], name: str, default: int | None) -> int | None:
     value = settings.get(name, default)
     if value is None:
         return None
     number = float(value)  # type: ignore[arg-type]
     if number < 1 or number != int(number) or number > 1e9:
-        raise ctx.error(f"{name.replace('_', ' ')} must be a whole number from 1 (got {number:g})", None)
+        raise ctx.error(f"{name.replace('_', ' ')} must be a whole number from 1 to 10^9 (got {number:g})", _column(settings, name))
     return int(number)
 
 
@@ -134,7 +140,9 @@ def estimate(ctx: Context, model_term: Term, process_term: Term, precision: Term
         context = min(DEFAULT_CONTEXT, model.max_context or DEFAULT_CONTEXT)
         assumed.append(f"context {context:,} tokens (kbq's default; set 'with 32k context')")
     if model.max_context and context > model.max_context:
-        raise ctx.error(f"context {context:,} is beyond {model.label}'s maximum of {model.max_context:,} tokens", None)
+        raise ctx.error(
+            f"context {context:,} is beyond {model.label}'s maximum of {model.max_context:,} tokens", _column(settings, "context")
+        )
     batch = _int_setting(ctx, settings, "batch", 1) or 1
     if "batch" not in settings:
         assumed.append("batch 1")
@@ -211,7 +219,7 @@ def estimate(ctx: Context, model_term: Term, process_term: Term, precision: Term
                 context_gb.source,
             )
         )
-    settings = dict(settings, context=context, batch=batch)
+    settings = {k: v for k, v in settings.items() if not k.startswith("_column_")} | {"context": context, "batch": batch}
     active = model.active or model.params
     return Estimate(
         model, process, fmt, lines, settings, notes, assumed, kv_line, active * fmt.bits_per_weight / 8, kv_bytes_per_seq, compute
