@@ -31,17 +31,18 @@ def test_seed_lstm_blower_ranks_no_open_air_card_and_bandwidth_memory_first(kb) 
     assert all("blower" in row[col["cooling"]] for row in answer.rows)
     assert answer.columns[2:4] == ["memory", "bandwidth"] or answer.columns[2:4] == ["bandwidth", "memory"]
     # the documented score, recomputed here from the shown figures: ranks weigh 1, 1/2, 1/4, 1/8;
-    # a rank's figures are divided by the candidates' best; an unknown figure is left out
+    # a rank's figures are divided by the candidates' best; an unknown figure counts as their mean
     ranks = [["memory", "bandwidth"], ["fp16"], ["tensor"], ["fp32"]]
-    best = {k: max(r[col[k]] for r in answer.rows if r[col[k]] is not None) for g in ranks for k in g}
+    known_values = {k: [r[col[k]] for r in answer.rows if r[col[k]] is not None] for g in ranks for k in g}
+    best = {k: max(v) for k, v in known_values.items()}
+    mean = {k: sum(v) / len(v) for k, v in known_values.items()}
 
     def score(row: list) -> float:  # type: ignore[type-arg]
         total = weight = 0.0
         for r, group in enumerate(ranks):
-            known = [row[col[k]] / best[k] for k in group if row[col[k]] is not None]
-            if known:
-                total += 0.5**r * sum(known) / len(known)
-                weight += 0.5**r
+            parts = [(row[col[k]] if row[col[k]] is not None else mean[k]) / best[k] for k in group]
+            total += 0.5**r * sum(parts) / len(parts)
+            weight += 0.5**r
         return total / weight
 
     expected = sorted(answer.rows, key=lambda row: (-round(score(row), 4), row[1]))

@@ -224,7 +224,7 @@ def run_plan(text: str, plan: Plan, catalog: Catalog, run: Run, *, explain: bool
         explanation[1:1] = lines
         unknown = _unknowns(plan, rows)
         if unknown:
-            explanation.append("unknown figures (no source in the KB; ranked on what is known): " + unknown)
+            explanation.append("unknown figures (no source in the KB; each counted as the candidates' mean): " + unknown)
     elif plan.kind == "why":
         rows = _tidy(plan, rows)
         candidate = any(r[0] == plan.subject for r in rows)

@@ -324,7 +324,8 @@ class Words:
         )
 
     def ceiling(self, words: tuple[ast.Word, ...]) -> Ceiling:
-        quantity_dims = {u.dimension for w in words[:2] for u in self.cat.units.get(normalise(_unit_part(w.text)), [])}
+        unit_texts = [normalise(_unit_part(w.text)) for w in words[:2]]
+        quantity_dims = {u.dimension for t in unit_texts if t for u in self.cat.units.get(t, [])}
         if words[0].text.startswith("$"):
             quantity_dims.add(self.cat.units["$"][0].dimension if self.cat.units.get("$") else "")
         for key in self.cat.gpu_keys():

@@ -9,8 +9,8 @@ from kbq.lang.gpu.ordering import Profile
 
 METHODS = {
     "profile": "ranked by the profile: each rank weighs {decay:g}x the one before; figures are divided by the best among the "
-    "candidates (the lowest for lower-is-better ones); an unknown figure is left out of its rank's mean, not counted as "
-    "zero; ties by name",
+    "candidates (the lowest for lower-is-better ones); an unknown figure counts as the candidates' mean (neither zero "
+    "nor best) and is listed; ties by name",
     "price": "ranked by price (lowest first; price x cards needed when the workload needs several); GPUs without a price come last",
     "value": "ranked by profile score per dollar (score / (price x cards needed)); GPUs without a price come last",
     "efficiency": "ranked by profile score per watt of board power (score / (TDP x cards needed))",

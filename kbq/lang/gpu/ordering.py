@@ -4,10 +4,12 @@ algorithm families) turned into one score per GPU, computed in SPARQL.
 Each max (or min) is its own subquery over the candidates with the figure known: some stores
 (pyoxigraph) make an aggregate unbound when any input is unbound.
 
-score = sum over ranks r of w_r * s_r / sum over ranks r with a known figure of w_r, where
-w_r = decay^(r-1) (decay from the KB), s_r is the mean of the normalised figures of rank r that
-are known (v / max over candidates; min / v for lower-is-better keys). So the profile's order
-decides, and a missing figure is unknown, not zero: the GPU is ranked on what is known.
+score = sum over ranks r of w_r * s_r / sum over ranks r of w_r, where w_r = decay^(r-1) (decay
+from the KB) and s_r is the mean of rank r's normalised figures (v / max over the candidates;
+min / v for lower-is-better keys). A missing figure is unknown, neither zero nor best: it counts
+as the candidates' mean for that figure (so a GPU with an unsourced first-rank figure gets no free
+pass), and the answer lists which figures were unknown. A rank no candidate has a figure for is
+left out.
 Every number is cast to xsd:double first (some stores divide integers as integers).
 """
 
@@ -135,19 +137,20 @@ def score(groups: list[list[Metric]], decay: float) -> Score:
     """One ?score from the ranked groups of metrics (see the module's docstring)."""
     aggregates: list[tuple[str, str]] = []
     binds: list[str] = []
-    weights_known, weighted = [], []
+    weights, weighted = [], []
     for r, group in enumerate(groups):
         weight = terms.double(decay**r)
         parts, known = [], []
         for m in group:
             value = double(m.expr)
             cast = f"BIND({value} AS ?d_{m.name})"
+            aggregates.append((f"(AVG(?d_{m.name}) AS ?avg_{m.name})", cast))
             if m.higher_is_better:
                 aggregates.append((f"(MAX(?d_{m.name}) AS ?max_{m.name})", cast))
-                norm = f"IF(?max_{m.name} > 0, {value} / ?max_{m.name}, 0.0)"
+                norm = f"IF(?max_{m.name} > 0, COALESCE({value}, ?avg_{m.name}) / ?max_{m.name}, 0.0)"
             else:
                 aggregates.append((f"(MIN(?d_{m.name}) AS ?min_{m.name})", cast))
-                norm = f"IF({value} > 0, ?min_{m.name} / {value}, 0.0)"
+                norm = f"IF(COALESCE({value}, ?avg_{m.name}) > 0, ?min_{m.name} / COALESCE({value}, ?avg_{m.name}), 0.0)"
             binds.append(f"BIND({norm} AS ?n_{m.name})")
             parts.append(f"COALESCE(?n_{m.name}, 0.0)")
             known.append(f"IF(BOUND(?n_{m.name}), 1.0, 0.0)")
@@ -155,7 +158,7 @@ def score(groups: list[list[Metric]], decay: float) -> Score:
         binds.append(f"BIND(IF({count} > 0, ({' + '.join(parts)}) / ({count}), 0.0) AS ?s{r})")
         binds.append(f"BIND(IF({count} > 0, {weight}, 0.0) AS ?w{r})")
         weighted.append(f"{weight} * ?s{r}")
-        weights_known.append(f"?w{r}")
-    total = " + ".join(weights_known)
+        weights.append(f"?w{r}")
+    total = " + ".join(weights)
     binds.append(f"BIND(IF({total} > 0, ({' + '.join(weighted)}) / ({total}), 0.0) AS ?score)")
     return Score(aggregates, binds)

@@ -309,7 +309,7 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
         body.append(f"BIND(CONCAT({', '.join(parts)}) AS ?status)")
         select.append("?status")
         names.append("status")
-    order = _order_clause(ctx, ask, strategy, order_keys, bool(metrics), fit is not None)
+    order = _order_clause(ctx, ask, strategy, order_keys, bool(metrics), fit is not None, bool(statuses))
     limit = ask.limit or (subject.count if subject.count else None) or (mode.limit if mode else None)
     runners_up = bool(mode and mode.runners_up and not any(k is segment for k, _t, _p in subject.qualifiers))
     sparql_limit = None if runners_up else limit
@@ -332,6 +332,8 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
     if profile is not None:
         explanation += explain.profile_lines(ctx, profile, workload_term)
     explanation.append(explain.method_line("order" if ask.order else strategy, decay, _order_words(ask.order)))
+    if statuses:
+        explanation.append("order: rows whose placement figures are all sourced (verified) come first, then unverified ones")
     explanation += notes
     explanation += explain.constraint_lines(found)
     return Plan(
@@ -394,8 +396,10 @@ def _order_words(order: ast.Order | None) -> str | None:
     return order.ratio.text + direction
 
 
-def _order_clause(ctx: Context, ask: Ask, strategy: str, order_keys: list[Key], scored: bool, fitted: bool = False) -> list[str]:
-    order: list[str] = []
+def _order_clause(
+    ctx: Context, ask: Ask, strategy: str, order_keys: list[Key], scored: bool, fitted: bool = False, statused: bool = False
+) -> list[str]:
+    order: list[str] = ["ASC(IF(?status = \"\", 0, 1))"] if statused else []  # verified rows first
     cards = "?cards_needed" if fitted else "1"
     if ask.order is not None:
         key = order_keys[0]
