@@ -248,6 +248,7 @@ class Words:
         phrase = ast.Phrase(words)
         runs = self.runs(phrase)
         term = process = precision = None
+        term_start = term_end = -1
         i = 0
         while i < len(words):
             for j in range(len(words), i, -1):
@@ -256,7 +257,7 @@ class Words:
                     self.cat.resolve(_join(words[i:j]), WORKLOAD_TYPES, query=self.text, column=words[i].column)  # raises
                 picked = _pick(found, WORKLOAD_TYPES) if term is None else None
                 if picked is not None:
-                    term = picked
+                    term, term_start, term_end = picked, i, j
                 elif process is None and (p := _pick(found, (PROCESS,))) is not None:
                     process = p
                 elif precision is None and (p := _pick(found, (PRECISION,))) is not None:
@@ -272,7 +273,8 @@ class Words:
                     if all(_pick(runs.get((j, e), []), (PROCESS, PRECISION)) is not None for e in (len(words),)):
                         stop = j
                         break
-                rest = phrase.slice(i, stop)
+                start = term_start if term_end == i else i  # 'llama 9000': report the whole name
+                rest = phrase.slice(start, stop)
                 raise UnknownTermError(
                     f"unknown workload '{rest.text}'",
                     query=self.text,

@@ -301,7 +301,12 @@ def _rows(lines: list[Line], per_gpu: list[Line] | None) -> list[list[object]]:
 
 
 def compile_workload(ctx: Context, q: ast.WorkloadQuestion) -> Plan:
-    asked = understand(ctx, q)
+    return plan_for(ctx, q.form, understand(ctx, q))
+
+
+def plan_for(ctx: Context, form: str, asked: Asked) -> Plan:
+    """The plan of a memory / how_many / speed / time question already understood (the library
+    builds `asked` from keyword arguments, the language from a question)."""
     est = estimate(ctx, asked.model, asked.process, asked.precision, asked.settings)
     consts = facts.constants(ctx)
     usable = consts.get("usable_share")
@@ -311,16 +316,16 @@ def compile_workload(ctx: Context, q: ast.WorkloadQuestion) -> Plan:
         f"model facts from: {'; '.join(est.model.sources) or 'no source'}",
     ]
     explanation += [f"assumed: {a}" for a in est.assumed]
-    if q.form == "memory":
-        return _memory_plan(ctx, q, asked, est, usable_share, usable, explanation)
-    if q.form == "how_many":
+    if form == "memory":
+        return _memory_plan(ctx, asked, est, usable_share, usable, explanation)
+    if form == "how_many":
         return _how_many_plan(ctx, asked, est, usable_share, usable, explanation)
-    if q.form == "speed":
+    if form == "speed":
         return _speed_plan(ctx, asked, est, consts, explanation)
     return _time_plan(ctx, asked, est, consts, explanation)
 
 
-def _memory_plan(ctx, q, asked, est, usable_share, usable, explanation) -> Plan:  # type: ignore[no-untyped-def]
+def _memory_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:  # type: ignore[no-untyped-def]
     gpu, count = _hardware(ctx, asked.hardware, None, explanation)
     per_gpu = None
     notes = list(est.notes)
