@@ -27,7 +27,7 @@ from kbq.store.resources import KB_NS, KBQ_NS
 
 Run = Callable[[str], Table]
 CATALOG = "kbq-catalog.marshal"
-CATALOG_FORMAT = 3
+CATALOG_FORMAT = 4
 XSD = "http://www.w3.org/2001/XMLSchema#"
 RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
 OWL_CLASS = "http://www.w3.org/2002/07/owl#Class"
@@ -119,7 +119,8 @@ class Catalog:
 
     def __init__(self, run: Run | None = None) -> None:
         self.run = run
-        self.keys: dict[str, Key] = {}  # normalised key, label or alias -> Key
+        self.keys: dict[str, Key] = {}  # normalised key, label or alias -> Key (GPU keys, the language's default)
+        self.domain_keys: dict[str, dict[str, Key]] = {}  # domain class -> its own keys (cloud instances ...)
         self.keys_by_iri: dict[str, Key] = {}
         self.units: dict[str, list[Unit]] = defaultdict(list)  # normalised name -> units (any dimension)
         self.modes: dict[str, Mode] = {}  # normalised label -> mode
@@ -246,6 +247,7 @@ class Catalog:
         return {
             "format": CATALOG_FORMAT,
             "keys": {k: v.iri for k, v in self.keys.items()},
+            "domain_keys": {d: {k: v.iri for k, v in t.items()} for d, t in self.domain_keys.items()},
             "keys_by_iri": [tuple(k) for k in self.keys_by_iri.values()],
             "units": {k: [tuple(u) for u in us] for k, us in self.units.items()},
             "modes": {k: tuple(m) for k, m in self.modes.items()},
@@ -261,6 +263,7 @@ class Catalog:
         cat = cls(run)
         cat.keys_by_iri = {k[0]: Key(*k) for k in data["keys_by_iri"]}
         cat.keys = {name: cat.keys_by_iri[iri] for name, iri in data["keys"].items()}
+        cat.domain_keys = {d: {n: cat.keys_by_iri[i] for n, i in t.items()} for d, t in data["domain_keys"].items()}
         cat.units = defaultdict(list, {k: [Unit(*u) for u in us] for k, us in data["units"].items()})
         cat.modes = {k: Mode(*m) for k, m in data["modes"].items()}
         cat.settings = {k: Setting(*s) for k, s in data["settings"].items()}
@@ -400,18 +403,20 @@ class Catalog:
 
     # --- keys and units ------------------------------------------------------------------------
 
-    def key(self, text: str, *, query: str = "", column: int | None = None) -> Key:
-        found = self.keys.get(normalise(text))
+    def key(self, text: str, *, query: str = "", column: int | None = None, domain: str | None = None) -> Key:
+        """A query key by name: the domain's own keys first (e.g. cloud instances), then GPU keys."""
+        table = {**self.keys, **self.domain_keys.get(domain or "", {})}
+        found = table.get(normalise(text))
         if found is not None:
             return found
         import difflib  # only on the error path
 
-        close = difflib.get_close_matches(normalise(text), list(self.keys), n=3, cutoff=0.5)
+        close = difflib.get_close_matches(normalise(text), list(table), n=3, cutoff=0.5)
         raise UnknownTermError(
             f"unknown key '{text}' (`kbq keys` lists them)",
             query=query,
             column=column,
-            suggestions=list(dict.fromkeys(self.keys[c].key for c in close)),
+            suggestions=list(dict.fromkeys(table[c].key for c in close)),
         )
 
     def unit(self, text: str, dimension: str | None) -> Unit | None:

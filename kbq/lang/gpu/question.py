@@ -147,6 +147,9 @@ class Fit(NamedTuple):
     model_gb: float  # what splits over GPUs (total minus the per-GPU runtime)
     runtime: float  # per-GPU runtime reserve, GB
     usable: float  # share of a GPU's memory to fill
+    weight_bytes: float | None = None  # weights read per decoded token (active parameters)
+    kv_bytes: float = 0.0  # KV cache of one sequence at the context
+    batch: int = 1
 
 
 def memory_fit(ctx: Context, ask: Ask, workload: Term | None, notes: list[str]) -> Fit | None:
@@ -176,7 +179,51 @@ def memory_fit(ctx: Context, ask: Ask, workload: Term | None, notes: list[str]) 
     )
     notes += [f"assumed: {a}" for a in est.assumed]
     notes += est.notes
-    return Fit(est.model.label, est.total, est.total - runtime, runtime, share)
+    training = est.process.training
+    return Fit(
+        est.model.label, est.total, est.total - runtime, runtime, share,
+        None if training else est.weight_bytes_active, est.kv_bytes_per_seq, int(est.settings.get("batch", 1) or 1),  # type: ignore[call-overload]
+    )  # fmt: skip
+
+
+TRAINING_MEASURE = "accelerator-minutes"
+
+
+def measured_evidence(ctx: Context, ask: Ask, workload: Term | None, strategy: str, notes: list[str]) -> str | None:
+    """The best published measurement per GPU for the workload (MLPerf, per accelerator), as a
+    pattern binding ?measured, ?measured_unit, ?evidence and ?measured_rank (lower ranks first)."""
+    if workload is None:
+        return None
+    process = ask.process.iri if ask.process else None
+    wl = terms.iri(workload.iri)
+    proc = f"?r kbq:forProcessOf {terms.iri(process)} ." if process else ""
+    counts = ctx.rows(
+        f"SELECT (COUNT(DISTINCT ?r) AS ?n) (COUNT(DISTINCT ?g) AS ?gpus) (SAMPLE(?unit) AS ?u) WHERE {{"
+        f" {{ ?r kbq:benchmarkModel {wl} }} UNION {{ ?r kbq:benchmarkModel ?m . ?m kbq:variantOf {wl} }}"
+        f" {proc} ?r kbq:accelerator ?g ; kbq:perAccelerator ?pa ; kbq:perAcceleratorUnit ?unit . }}"
+    )
+    n, gpus, unit = counts[0] if counts else (0, 0, None)
+    if not n:
+        if strategy == "evidence":
+            notes.append(f"no published measurement for {workload.label} in the KB: ranked by the profile")
+        return None
+    lower = str(unit) == TRAINING_MEASURE
+    best = "MIN" if lower else "MAX"
+    notes.append(
+        f"evidence: {n} published results ({unit}, normalised per accelerator by kbq; MLPerf does not endorse per-accelerator "
+        f"figures) on {gpus} GPUs for {workload.label}; 'measured' is each GPU's best ({'lowest' if lower else 'highest'})"
+    )
+    match = (
+        f"{{ ?r kbq:benchmarkModel {wl} }} UNION {{ ?r kbq:benchmarkModel ?m . ?m kbq:variantOf {wl} }} {proc}"
+        " ?r kbq:accelerator ?gpu ; kbq:perAccelerator ?pa ; kbq:perAcceleratorUnit ?unit ."
+    )
+    rank = "?measured" if lower else "(0.0 - ?measured)"
+    return (
+        f"OPTIONAL {{ SELECT ?gpu ({best}(?pa) AS ?measured) (SAMPLE(?unit) AS ?measured_unit) WHERE {{ {match} }} GROUP BY ?gpu }}\n"
+        f"  OPTIONAL {{ SELECT ?gpu ?pa2 (SAMPLE(?r2) AS ?evidence) WHERE {{ {match.replace('?r ', '?r2 ').replace('?pa', '?pa2').replace('?m ', '?m2 ').replace('?unit', '?unit2')} }}"
+        f" GROUP BY ?gpu ?pa2 }} FILTER(!BOUND(?pa2) || !BOUND(?measured) || ?pa2 = ?measured)\n"
+        f"  BIND(IF(BOUND(?measured), {rank}, 0.0) AS ?measured_rank)"
+    )
 
 
 def rate_key(ctx: Context, precision: Term | None) -> Key | None:
@@ -300,6 +347,11 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
         body.append(f"BIND(IF({usable_gb} > 0, CEIL({terms.double(fit.model_gb)} / {usable_gb}), ?none) AS ?cards_needed)")
         select += ["?needed_gb", "?cards_needed"]
         names += ["needed_gb", "cards_needed"]
+    evidence = measured_evidence(ctx, ask, workload_term, strategy, notes)
+    if evidence is not None:
+        body.append(evidence)
+        select += ["?measured", "?measured_unit", "?evidence"]
+        names += ["measured", "measured_unit", "evidence"]
     if path_note is not None:
         body.append(f"BIND({path_note} AS ?path)")
         select.append("?path")
@@ -422,6 +474,9 @@ def _order_clause(
                 order.append(f"ASC({cost})")
             else:
                 order.append(f"DESC(IF({cost} > 0, ?score / {cost}, 0.0))")
+    elif strategy == "evidence":
+        order.append("ASC(IF(BOUND(?measured), 0, 1))")  # measured first, then the profile
+        order.append("ASC(?measured_rank)")
     elif fitted:
         order.append("ASC(COALESCE(?cards_needed, 1000000))")  # fewest cards first, then the profile
     if scored:
