@@ -164,18 +164,44 @@ class KnowledgeBase:
         gpu = options.pop("gpu", None)
         gpus = int(options.pop("gpus", 1) or 1)  # type: ignore[call-overload]
         text, plan = workload_plan(
-            self.catalog, self._run, form, model, process=process, precision=precision, gpu=gpu, gpus=gpus, settings=options  # type: ignore[arg-type]
+            self.catalog,
+            self._run,
+            form,
+            model,
+            process=process,
+            precision=precision,
+            gpu=gpu,
+            gpus=gpus,
+            settings=options,  # type: ignore[arg-type]
         )
         result = run_plan(text, plan, self.catalog, self._run)
         lines = []
         for row in result.rows:
             if form == "memory":
                 per_gpu = row[2] if len(row) == 5 else None
-                lines.append(EstimateLine(part=str(row[0]), value=row[1], unit="GB", per_gpu=per_gpu, formula=str(row[-2]), source=str(row[-1])))
+                lines.append(
+                    EstimateLine(
+                        part=str(row[0]), value=row[1], unit="GB", per_gpu=per_gpu, formula=str(row[-2]), source=str(row[-1])
+                    )
+                )
             else:
-                lines.append(EstimateLine(part=str(row[0]), value=row[1], unit=str(row[2]) if len(row) == 5 else "", formula=str(row[-2]), source=str(row[-1])))
+                lines.append(
+                    EstimateLine(
+                        part=str(row[0]),
+                        value=row[1],
+                        unit=str(row[2]) if len(row) == 5 else "",
+                        formula=str(row[-2]),
+                        source=str(row[-1]),
+                    )
+                )
         chart = result.extra.get("chart", {})
-        return Estimate(question=text, kind=result.kind, lines=lines, explanation=result.explanation, chart=chart if isinstance(chart, dict) else {})
+        return Estimate(
+            question=text,
+            kind=result.kind,
+            lines=lines,
+            explanation=result.explanation,
+            chart=chart if isinstance(chart, dict) else {},
+        )
 
     def memory(
         self,

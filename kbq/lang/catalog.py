@@ -186,13 +186,21 @@ class Catalog:
                 precision=str(prec) if prec else None,
             )
             self.keys_by_iri[entry.iri] = entry
-            self.keys[normalise(entry.key)] = entry
+            self._place(normalise(entry.key), entry, first=True)
         aliases = run(
             PREFIXES + "SELECT ?p ?alt WHERE { ?p kbq:queryKey ?k . { ?p skos:altLabel ?alt } UNION { ?p rdfs:label ?alt } }"
         )
         for p, alt in aliases.rows:
             if (aliased := self.keys_by_iri.get(str(p))) is not None:
-                self.keys.setdefault(normalise(str(alt)), aliased)
+                self._place(normalise(str(alt)), aliased, first=False)
+
+    def _place(self, name: str, key: Key, *, first: bool) -> None:
+        """GPU keys (domain GPU or none) in `keys`; other domains' keys in their own table."""
+        table = self.keys if key.domain in (None, KBQ_NS + "GPU") else self.domain_keys.setdefault(key.domain or "", {})
+        if first:
+            table[name] = key
+        else:
+            table.setdefault(name, key)
 
     def _read_words(self, run: Run) -> None:
         modes = run(
@@ -246,6 +254,7 @@ class Catalog:
     def _data(self) -> dict[str, object]:
         return {
             "format": CATALOG_FORMAT,
+            "code": _code_stamp(),
             "keys": {k: v.iri for k, v in self.keys.items()},
             "domain_keys": {d: {k: v.iri for k, v in t.items()} for d, t in self.domain_keys.items()},
             "keys_by_iri": [tuple(k) for k in self.keys_by_iri.values()],
@@ -258,8 +267,8 @@ class Catalog:
 
     @classmethod
     def _from_data(cls, data: dict, run: Run | None) -> Catalog:  # type: ignore[type-arg]
-        if data.get("format") != CATALOG_FORMAT:
-            raise ValueError("old catalog format")
+        if data.get("format") != CATALOG_FORMAT or data.get("code") != _code_stamp():
+            raise ValueError("a catalog written by other code")
         cat = cls(run)
         cat.keys_by_iri = {k[0]: Key(*k) for k in data["keys_by_iri"]}
         cat.keys = {name: cat.keys_by_iri[iri] for name, iri in data["keys"].items()}
@@ -436,6 +445,12 @@ class Catalog:
         """Object-valued GPU keys whose range is one of these types (a qualifier's key)."""
         types = set(types)
         return [k for k in self.gpu_keys() if k.is_object and k.range in types]
+
+
+def _code_stamp() -> str:
+    """Size and mtime of this module: a catalog cached by other code is read again."""
+    st = os.stat(__file__)
+    return f"{st.st_size}:{st.st_mtime_ns}"
 
 
 def _local(iri: str) -> str:

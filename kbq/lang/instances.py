@@ -67,7 +67,9 @@ def compile_instances(ctx: Context, q: ast.SubjectQuestion, subject: Subject) ->
             gpus = _gpus_named(ctx, clause.words)
             if gpus is not None:
                 values = " ".join(terms.iri(g) for g in gpus)
-                found.append(Constraint(f"with {clause.words.text}", f"EXISTS {{ ?inst kbq:instanceGpu ?g . VALUES ?g {{ {values} }} }}"))
+                found.append(
+                    Constraint(f"with {clause.words.text}", f"EXISTS {{ ?inst kbq:instanceGpu ?g . VALUES ?g {{ {values} }} }}")
+                )
                 continue
             clauses.append(clause)
         else:
@@ -91,7 +93,9 @@ def compile_instances(ctx: Context, q: ast.SubjectQuestion, subject: Subject) ->
                     elif isinstance(item, Year):
                         _first, as_of = gpu_constraints.date_bounds(ctx, item.text, item.column)
                     elif isinstance(item, (Hardware, PrecisionChoice, SettingValue)):
-                        raise ctx.error(f"'{clause.keyword} {clause.words.text}' needs a workload: 'instances for MODEL ...'", clause.column)
+                        raise ctx.error(
+                            f"'{clause.keyword} {clause.words.text}' needs a workload: 'instances for MODEL ...'", clause.column
+                        )
     keys = [_key(ctx, name) for name in SHOWN if not (as_of and name == "price_date")]
     select = ["?inst", "?name"] + [f"?{key.var}" for key in keys]
     names = ["instance", "name"] + [("gpu_model" if key.key == "gpu" else key.key) for key in keys]
@@ -100,15 +104,15 @@ def compile_instances(ctx: Context, q: ast.SubjectQuestion, subject: Subject) ->
         if key.iri == k("hourlyRate") and as_of:
             body.append(_dated_rate(key, as_of))
         elif key.iri == k("gpuHourRate") and as_of:
-            body.append(f"OPTIONAL {{ ?inst kbq:gpuCount ?n_{key.var} }} BIND(IF(BOUND(?v_price), {double('?v_price')} / ?n_{key.var}, ?none) AS ?{key.var})")
+            body.append(
+                f"OPTIONAL {{ ?inst kbq:gpuCount ?n_{key.var} }} BIND(IF(BOUND(?v_price), {double('?v_price')} / ?n_{key.var}, ?none) AS ?{key.var})"
+            )
         else:
             body.append(_pattern(key))
     if as_of:
         found.append(Constraint(f"as of {as_of}: rates observed before it", "BOUND(?v_price)"))
     if fit is not None:
-        body.append(
-            "OPTIONAL { ?inst kbq:instanceGpu ?fg . ?fg kbq:memory ?fm . OPTIONAL { ?fg kbq:memoryBandwidth ?fbw } }"
-        )
+        body.append("OPTIONAL { ?inst kbq:instanceGpu ?fg . ?fg kbq:memory ?fm . OPTIONAL { ?fg kbq:memoryBandwidth ?fbw } }")
         usable = f"({double('?fm')} * {terms.double(fit.usable)} - {terms.double(fit.runtime)})"
         body.append(f"BIND(IF({double('?v_gpus')} * {usable} >= {terms.double(fit.model_gb)}, true, false) AS ?fits)")
         select += ["?fits"]
@@ -132,11 +136,26 @@ def compile_instances(ctx: Context, q: ast.SubjectQuestion, subject: Subject) ->
         "valid then; per_gpu_hour = rate / GPUs"
     )
     if order is None:
-        explanation.append("method: " + ("ranked by cost per million output tokens (estimate), then hourly rate" if by_cost else "ranked by hourly rate (lowest first)"))
+        explanation.append(
+            "method: "
+            + (
+                "ranked by cost per million output tokens (estimate), then hourly rate"
+                if by_cost
+                else "ranked by hourly rate (lowest first)"
+            )
+        )
     explanation += notes + [f"constraint: {c.text}" for c in found]
     units = {key.key: key.unit_symbol for key in keys if key.unit_symbol}
     units["usd_per_mtok"] = "USD"
-    return Plan("instances", sparql, names, units=units, explanation=explanation, constraints=[[c.text, c.sparql] for c in found], limit=limit)
+    return Plan(
+        "instances",
+        sparql,
+        names,
+        units=units,
+        explanation=explanation,
+        constraints=[[c.text, c.sparql] for c in found],
+        limit=limit,
+    )
 
 
 def _gpus_named(ctx: Context, phrase: ast.Phrase) -> list[str] | None:

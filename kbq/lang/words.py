@@ -312,6 +312,8 @@ class Words:
         settings = self.settings(phrase)
         if settings is not None:
             return settings
+        if (bare := self.bare_quantity(words)) is not None:
+            return [bare]
         expected = {
             "with": "a setting (128k context, batch 4, a 1600 w psu, mfu 40%, zero 3, offload) or a condition (memory >= 24gb)",
             "on": "a chassis (a 4-gpu workstation, dense 9-card server), hardware (2 x rtx 4090) or a year",
@@ -324,6 +326,22 @@ class Words:
             column=phrase.column,
             suggestions=self.cat.suggest(phrase.text, [PRECISION, CHASSIS_KIND, GPU] if clause.keyword != "with" else None),
         )
+
+    def bare_quantity(self, words: tuple[ast.Word, ...]) -> SettingValue | None:
+        """'at $0.15/kwh', 'at 40%': a quantity whose unit belongs to exactly one setting's dimension."""
+        if not words or words[0].kind != "number":
+            return None
+        match = _QUANTITY.match(words[0].text)
+        if match is None:
+            return None
+        unit_text = match.group(1) + match.group(3) + "".join(w.text for w in words[1:])
+        dims = {u.dimension for u in self.cat.units.get(normalise(unit_text), [])}
+        found = {s.name: s for s in self.cat.settings.values() if s.dimension in dims and s.dimension is not None}
+        if len(found) != 1:
+            return None
+        setting = next(iter(found.values()))
+        quantity = self.quantity(words, setting.dimension, setting.label)
+        return SettingValue(setting, quantity.value, None, words[0].column)
 
     def ceiling(self, words: tuple[ast.Word, ...]) -> Ceiling:
         unit_texts = [normalise(_unit_part(w.text)) for w in words[:2]]

@@ -117,7 +117,9 @@ def understand(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Ask:
                     if item.setting.name == "psu":
                         psu = item.value
                     else:
-                        settings[item.setting.name] = item.term if item.term is not None else (True if item.value is None else item.value)
+                        settings[item.setting.name] = (
+                            item.term if item.term is not None else (True if item.value is None else item.value)
+                        )
                         settings["_column_" + item.setting.name] = item.column
     if chassis is not None:
         cards = chassis.cards or cards
@@ -226,6 +228,33 @@ def measured_evidence(ctx: Context, ask: Ask, workload: Term | None, strategy: s
     )
 
 
+HOURS_PER_YEAR = 24 * 365
+
+
+def total_cost(ctx: Context, ask: Ask, fitted: bool, notes: list[str]) -> str | None:
+    """Total cost of ownership when the question gives an electricity price ('at $0.15/kwh'):
+    cards x (price + board power x hours x years x utilisation x PUE x $/kWh)."""
+    rate = ask.settings.get("electricity")
+    if rate is None:
+        return None
+    years = float(ask.settings.get("years") or 3)  # type: ignore[arg-type]
+    duty = float(ask.settings.get("duty") or 1.0)  # type: ignore[arg-type]
+    pue = float(ask.settings.get("pue") or 1.0)  # type: ignore[arg-type]
+    assumed = [
+        w for w, key in (("3 years", "years"), ("utilisation 100%", "duty"), ("PUE 1.0", "pue")) if key not in ask.settings
+    ]
+    price, tdp = ctx.cat.keys["price"], ctx.cat.keys["tdp"]
+    cards = "?cards_needed" if fitted else "1"
+    hours = HOURS_PER_YEAR * years * duty
+    notes.append(
+        f"total cost of ownership: tco_usd = cards x (price + TDP/1000 kW x {hours:,.0f} h ({years:g} years x {HOURS_PER_YEAR} h x "
+        f"{duty:.0%}) x PUE {pue:g} x ${float(rate):g}/kWh)"
+        + (f"; assumed: {', '.join(assumed)} (set 'with 5 years', 'with pue 1.3')" if assumed else "")  # type: ignore[arg-type]
+    )
+    energy = f"{constraints.double('?' + tdp.var)} / 1000.0 * {terms.double(hours * pue * float(rate))}"  # type: ignore[arg-type]
+    return f"BIND(IF(BOUND(?{price.var}) && BOUND(?{tdp.var}), ({constraints.double('?' + price.var)} + {energy}) * {cards}, ?none) AS ?tco_usd)"
+
+
 def rate_key(ctx: Context, precision: Term | None) -> Key | None:
     """The throughput key stating the rate of the asked precision (kbq:ratePrecision)."""
     if precision is None:
@@ -305,6 +334,8 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
         columns.add(shown, ctx.cat.keys.get("price"))
     if strategy == "efficiency":
         columns.add(shown, ctx.cat.keys.get("tdp"))
+    if "electricity" in ask.settings:
+        columns.add(shown, ctx.cat.keys.get("price"), ctx.cat.keys.get("tdp"))
     columns.add(shown, *columns.defaults(ctx, "always"))
     cooling = columns.cooling_key(ctx)
     segment = columns.segment_key(ctx)
@@ -347,7 +378,12 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
         body.append(f"BIND(IF({usable_gb} > 0, CEIL({terms.double(fit.model_gb)} / {usable_gb}), ?none) AS ?cards_needed)")
         select += ["?needed_gb", "?cards_needed"]
         names += ["needed_gb", "cards_needed"]
-    evidence = measured_evidence(ctx, ask, workload_term, strategy, notes)
+    tco = total_cost(ctx, ask, fit is not None, notes)
+    if tco is not None:
+        body.append(tco)
+        select.append("?tco_usd")
+        names.append("tco_usd")
+    evidence = measured_evidence(ctx, ask, workload_term, strategy, notes) if strategy == "evidence" else None
     if evidence is not None:
         body.append(evidence)
         select += ["?measured", "?measured_unit", "?evidence"]
@@ -361,7 +397,7 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
         body.append(f"BIND(CONCAT({', '.join(parts)}) AS ?status)")
         select.append("?status")
         names.append("status")
-    order = _order_clause(ctx, ask, strategy, order_keys, bool(metrics), fit is not None, bool(statuses))
+    order = _order_clause(ctx, ask, strategy, order_keys, bool(metrics), fit is not None, bool(statuses), tco is not None)
     limit = ask.limit or (subject.count if subject.count else None) or (mode.limit if mode else None)
     runners_up = bool(mode and mode.runners_up and not any(k is segment for k, _t, _p in subject.qualifiers))
     sparql_limit = None if runners_up else limit
@@ -375,6 +411,8 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
         + (f"\nLIMIT {int(sparql_limit)}" if sparql_limit else "")
     )
     units = {k.key: k.unit_symbol for k in shown if k.unit_symbol}
+    if tco is not None:
+        units["tco_usd"] = "USD"
     if fit is not None:
         units["needed_gb"] = "GB"
     # --- explanation -------------------------------------------------------------------------
@@ -449,9 +487,16 @@ def _order_words(order: ast.Order | None) -> str | None:
 
 
 def _order_clause(
-    ctx: Context, ask: Ask, strategy: str, order_keys: list[Key], scored: bool, fitted: bool = False, statused: bool = False
+    ctx: Context,
+    ask: Ask,
+    strategy: str,
+    order_keys: list[Key],
+    scored: bool,
+    fitted: bool = False,
+    statused: bool = False,
+    tco: bool = False,
 ) -> list[str]:
-    order: list[str] = ["ASC(IF(?status = \"\", 0, 1))"] if statused else []  # verified rows first
+    order: list[str] = ['ASC(IF(?status = "", 0, 1))'] if statused else []  # verified rows first
     cards = "?cards_needed" if fitted else "1"
     if ask.order is not None:
         key = order_keys[0]
@@ -468,8 +513,10 @@ def _order_clause(
         price_or_power = ctx.cat.keys.get("tdp" if strategy == "efficiency" else "price")
         if price_or_power is not None:
             var = f"?{price_or_power.var}"
-            order.append(f"ASC(IF(BOUND({var}), 0, 1))")
             cost = f"({constraints.double(var)} * {cards})"
+            if tco and strategy != "efficiency":
+                var, cost = "?tco_usd", "?tco_usd"
+            order.append(f"ASC(IF(BOUND({var}), 0, 1))")
             if strategy == "price":
                 order.append(f"ASC({cost})")
             else:

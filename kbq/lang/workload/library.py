@@ -43,7 +43,9 @@ def workload_plan(
     if process_term is None:
         from kbq.lang.gpu.question import default_process
 
-        process_term = default_process(ctx, model_term) if form != "time" else Term(TRAINING, catalog.label(TRAINING), frozenset())
+        process_term = (
+            default_process(ctx, model_term) if form != "time" else Term(TRAINING, catalog.label(TRAINING), frozenset())
+        )
         if process_term is None:
             raise ctx.error(f"say which process for {model_term.label}", None)
     precision_term = name(precision, (PRECISION,), "precision") if precision else None

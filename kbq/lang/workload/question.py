@@ -88,7 +88,9 @@ def understand(ctx: Context, q: ast.WorkloadQuestion) -> Asked:
     if q.hardware is not None:
         gpu = ctx.words.name(q.hardware, (GPU, GPU_FAMILY), "GPU")
         hardware = Hardware(0, gpu, q.hardware.column)
-    process = workload.process or (Term(TRAINING, "training", frozenset()) if q.form == "time" else default_process(ctx, workload.term))
+    process = workload.process or (
+        Term(TRAINING, "training", frozenset()) if q.form == "time" else default_process(ctx, workload.term)
+    )
     if process is None:
         raise ctx.error(
             f"say which process for {workload.term.label} (inference, training, lora training ...)", q.target.phrase.column
@@ -107,7 +109,9 @@ def _int_setting(ctx: Context, settings: dict[str, object], name: str, default: 
         return None
     number = float(value)  # type: ignore[arg-type]
     if number < 1 or number != int(number) or number > 1e9:
-        raise ctx.error(f"{name.replace('_', ' ')} must be a whole number from 1 to 10^9 (got {number:g})", _column(settings, name))
+        raise ctx.error(
+            f"{name.replace('_', ' ')} must be a whole number from 1 to 10^9 (got {number:g})", _column(settings, name)
+        )
     return int(number)
 
 
@@ -365,7 +369,9 @@ def _memory_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:  #
 
 
 def _how_many_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:  # type: ignore[no-untyped-def]
-    gpu, _ = _hardware(ctx, asked.hardware, "how many WHICH GPU? e.g. 'how many h100 sxm5 for llama 3.1 405b inference'", explanation)
+    gpu, _ = _hardware(
+        ctx, asked.hardware, "how many WHICH GPU? e.g. 'how many h100 sxm5 for llama 3.1 405b inference'", explanation
+    )
     if gpu is None or gpu.memory is None:
         raise ctx.error("that GPU has no sourced memory size", None)
     runtime = sum(line.gb for line in est.lines if line.part.startswith("runtime"))
@@ -457,7 +463,9 @@ def _speed_plan(ctx, asked, est, consts, explanation) -> Plan:  # type: ignore[n
 
 
 def _time_plan(ctx, asked, est, consts, explanation) -> Plan:  # type: ignore[no-untyped-def]
-    gpu, count = _hardware(ctx, asked.hardware, "time to train ... with HOW MANY of WHICH GPU? e.g. 'with 64 x h100 sxm5'", explanation)
+    gpu, count = _hardware(
+        ctx, asked.hardware, "time to train ... with HOW MANY of WHICH GPU? e.g. 'with 64 x h100 sxm5'", explanation
+    )
     tokens = asked.settings.get("tokens")
     if tokens is None:
         raise ctx.error("time to train needs the tokens: e.g. 'on 1t tokens'", None)
@@ -486,7 +494,9 @@ def _time_plan(ctx, asked, est, consts, explanation) -> Plan:  # type: ignore[no
         line += (f" on {gpu_label}" if gpu_label else "") + (f" for {float(run_tokens):,.0f} tokens" if run_tokens else "")  # type: ignore[arg-type]
         if run_gpu and run_tokens:
             run_rate, _name = _rate(facts.gpu(ctx, Term(str(run_gpu), str(gpu_label), frozenset())), est, ctx)
-            same, _days = formulas.train_time(params=params, tokens=float(run_tokens), tflops=run_rate, gpus=1, mfu=mfu_value, rate_name="")  # type: ignore[arg-type]
+            same, _days = formulas.train_time(
+                params=params, tokens=float(run_tokens), tflops=run_rate, gpus=1, mfu=mfu_value, rate_name=""
+            )  # type: ignore[arg-type]
             line += f"; kbq's formula for that run gives {same.value:,.0f} GPU-hours (estimate / published = {same.value / float(gpu_hours):.2f})"  # type: ignore[arg-type]
         explanation.append(line)
     return Plan("time", "", ["quantity", "value", "unit", "formula", "source"], explanation=explanation, extra={"rows": rows})
