@@ -364,10 +364,10 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
             }
         )
         where_filter = ["FILTER (" + " && ".join(filters) + ")"] if filters else []
-        for aggregate, cast in score.aggregates:
-            var = cast.rsplit("?", 1)[1].rstrip(")")
-            inner = ["?gpu a kbq:GPU .", *patterns, *where_filter, cast, f"FILTER(BOUND(?{var}))"]
-            body.append("{ SELECT " + aggregate + " WHERE {\n    " + "\n    ".join(inner) + "\n  } }")
+        casts = list(dict.fromkeys(cast for _aggregate, cast in score.aggregates))
+        inner = ["?gpu a kbq:GPU .", *patterns, *where_filter, *casts]
+        aggregates = " ".join(aggregate for aggregate, _cast in score.aggregates)
+        body.append("{ SELECT " + aggregates + " WHERE {\n    " + "\n    ".join(inner) + "\n  } }")
         body += score.binds
         select.append("?score")
         names.append("score")
