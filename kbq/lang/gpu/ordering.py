@@ -45,7 +45,8 @@ def profiles(ctx: Context, subject: Term | None) -> list[dict[str, object]]:
   OPTIONAL {{ ?p kbq:reason ?reason }}
   OPTIONAL {{ ?p kbq:multiGpu/rdfs:label ?multi }}
   OPTIONAL {{ ?p dcterms:source ?source }}
-  OPTIONAL {{ {s} kbq:primaryAlgorithm ?prim . BIND(?prim = ?family AS ?primary) }}
+  OPTIONAL {{ {s} kbq:primaryAlgorithm ?prim }}
+  BIND(COALESCE(?prim = ?family, false) AS ?primary)
   FILTER NOT EXISTS {{
     {s} kbq:hasProfile ?q . ?q kbq:authority ?auth ; kbq:profileOf ?qf .
     ?qf rdfs:subClassOf ?family . FILTER(?qf != ?family)
