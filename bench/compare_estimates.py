@@ -16,11 +16,11 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from report import record  # noqa: E402
+from report import record
 
-from kbq import KnowledgeBase  # noqa: E402
-from kbq.lang.run import run_plan  # noqa: E402
-from kbq.lang.workload.library import workload_plan  # noqa: E402
+from kbq import KnowledgeBase
+from kbq.lang.run import run_plan
+from kbq.lang.workload.library import workload_plan
 
 PREFIXES = "PREFIX kbq: <https://kbq.dev/ontology#> PREFIX kb: <https://kbq.dev/kb/> PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#> "
 

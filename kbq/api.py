@@ -128,8 +128,8 @@ class KnowledgeBase:
         return Answer.model_validate(result, from_attributes=True)
 
     def compile(self, text: str) -> str:
-        """The SPARQL a kbq question compiles to."""
-        return self.plan(text).sparql
+        """The SPARQL a kbq question compiles to (for a computed answer, the look-ups it reads)."""
+        return self.plan(text).shown_sparql()
 
     def gpus(
         self,

@@ -44,7 +44,9 @@ def compile_ast(question: ast.Question, catalog: Catalog, run: Run, text: str) -
         return why(ctx, question)
     from kbq.lang.workload.question import compile_workload
 
-    return compile_workload(ctx, question)
+    plan = compile_workload(ctx, question)
+    plan.extra["lookups"] = ctx.lookups
+    return plan
 
 
 def why(ctx: Context, q: ast.WhyQuestion) -> Plan:

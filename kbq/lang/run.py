@@ -260,7 +260,7 @@ def run_plan(text: str, plan: Plan, catalog: Catalog, run: Run, *, explain: bool
         kind=plan.kind,
         columns=columns,
         rows=rows,
-        sparql=plan.sparql,
+        sparql=plan.shown_sparql(),
         explanation=explanation,
         removed=removed,
         units=plan.units,
