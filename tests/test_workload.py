@@ -42,7 +42,9 @@ def test_mha_uses_attention_heads_when_kv_heads_absent() -> None:
 def test_mla_latent_cache() -> None:
     # DeepSeek-V3 (config_671B.json): kv_lora_rank 512 + qk_rope_head_dim 64, 61 layers, FP8 cache 1 B:
     # (512 + 64) x 61 x 1 = 35,136 B per token
-    f = Facts("dsv3", 671e9, active_params=37e9, layers=61, hidden=7168, heads=128, attention="MLA", kv_lora_rank=512, rope_dim=64)
+    f = Facts(
+        "dsv3", 671e9, active_params=37e9, layers=61, hidden=7168, heads=128, attention="MLA", kv_lora_rank=512, rope_dim=64
+    )
     assert formulas.kv_bytes_per_token(f, 1.0, 4096)[0] == 35_136  # type: ignore[index]
 
 
@@ -197,3 +199,45 @@ def test_library_keyword_api(kb) -> None:
     assert time.lines[0].part == "GPU-hours"
     with pytest.raises(QueryError):
         kb.memory("llama 3.1 8b where vendor = amd")  # a name, never re-parsed as a question
+
+
+def test_decode_is_compute_bound_at_a_large_batch() -> None:
+    # 8e9 active parameters at 1000 TFLOPS x 40% MFU: 2 x 8e9 FLOP per token -> 25,000 tokens/s;
+    # memory-bound at batch 4096 would be 0.71 x 3350e9 / (8e9 + 4096 x 1e6) x 4096 = 807,000 tokens/s
+    prefill = formulas.prefill_speed(active_params=8e9, tflops=1000, gpus=1, mfu=0.4, rate_name="fp8")
+    assert prefill.value == pytest.approx(25_000)
+    decode = formulas.decode_speed(
+        weight_bytes=8e9, kv_bytes_per_seq=1e6, batch=4096, bandwidth_gbps=3350, gpus=1,
+        efficiency=0.71, efficiency_text="71%", compute_bound=prefill,
+    )  # fmt: skip
+    assert decode.value == pytest.approx(25_000) and decode.formula.startswith("compute-bound")
+    small = formulas.decode_speed(
+        weight_bytes=8e9, kv_bytes_per_seq=1e6, batch=1, bandwidth_gbps=3350, gpus=1,
+        efficiency=0.71, efficiency_text="71%", compute_bound=prefill,
+    )  # fmt: skip
+    assert small.value == pytest.approx(0.71 * 3350e9 / (8e9 + 1e6))
+
+
+def test_speed_shows_published_measurements_and_the_ratio_where_they_measure_the_question(kb) -> None:
+    """llama-bench tg128 (Q4_0, batch 1, one RTX 3090) is compared at its own conditions; the
+    F16 results are shown but not compared with a Q4_0 question."""
+    answer = kb.answer("speed of llama 2 7b inference at q4_0 on an rtx 3090")
+    measured = {r[0]: r[1] for r in answer.rows if str(r[0]).startswith("measured: ")}
+    published = kb.sparql(
+        "PREFIX kbq: <https://kbq.dev/ontology#> PREFIX kb: <https://kbq.dev/kb/> SELECT ?v WHERE {"
+        " ?r kbq:accelerator kb:RTX3090 ; kbq:benchmarkModel kb:Llama2-7B ; kbq:measuredPrecision kb:GGUF_Q4_0 ;"
+        " kbq:measuredPhase kb:DecodePhase ; kbq:perAccelerator ?v }"
+    ).rows[0][0]
+    assert float(published) in measured.values() and len(measured) == 4  # type: ignore[arg-type]
+    ratios = {r[0]: r for r in answer.rows if str(r[0]).startswith("estimate / measured")}
+    assert set(ratios) == {"estimate / measured (decode)", "estimate / measured (prefill)"}
+    decode = ratios["estimate / measured (decode)"]
+    estimate = float(decode[3].split(" / ")[0].replace(",", ""))
+    assert decode[1] == pytest.approx(estimate / float(published), abs=0.01)  # type: ignore[arg-type]
+    assert "batch 1 and mean context 64" in decode[3]
+    assert any(e.startswith("measured: 4 published result(s)") and "2 measure what was asked" in e for e in answer.explanation)
+
+
+def test_a_bare_gpu_name_after_on_is_one_card(kb) -> None:
+    one = kb.answer("speed of llama 3.1 8b inference at fp8 on an h100 sxm5")
+    assert one.rows[:3] == kb.answer("speed of llama 3.1 8b inference at fp8 on 1 x h100 sxm5").rows[:3]

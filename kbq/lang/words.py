@@ -358,9 +358,16 @@ class Words:
         )
 
     def hardware(self, phrase: ast.Phrase) -> Hardware | None:
-        """'2 x rtx 4090', '64 x h100 sxm5', '8 gpus', '4 h100s'."""
+        """'2 x rtx 4090', '64 x h100 sxm5', '8 gpus', '4 h100s'; a bare GPU name ('an h100 sxm5') is one card."""
         words = phrase.words
-        if not words or words[0].kind != "number":
+        if words and words[0].kind != "number":
+            if words[0].text.lower() in ("a", "an", "one", "single", "a single") and len(words) > 1:
+                words = words[1:]
+            found = [t for t in self.cat.candidates(ast.Phrase(words).text, [GPU, GPU_FAMILY]) if t.is_a(GPU, GPU_FAMILY)]
+            if len(found) > 1:
+                self.cat.resolve(ast.Phrase(words).text, [GPU, GPU_FAMILY], query=self.text, column=words[0].column, what="GPU")
+            return Hardware(1, found[0], phrase.column) if len(found) == 1 else None
+        if not words:
             return None
         head = words[0].text
         rest = words[1:]

@@ -262,16 +262,24 @@ def decode_speed(
     gpus: int,
     efficiency: float,
     efficiency_text: str,
+    compute_bound: Speed | None = None,
 ) -> Speed:
+    """Roofline decode: each step reads the weights once and every sequence's KV cache; at a large
+    batch the step is limited by arithmetic instead (the prefill rate), whichever is lower."""
     step_bytes = weight_bytes + kv_bytes_per_seq * batch
     tokens = efficiency * bandwidth_gbps * GB * gpus / step_bytes * batch
-    return Speed(
-        "decode",
-        tokens,
-        "tokens/s",
+    formula = (
         f"{efficiency_text} x {bandwidth_gbps:g} GB/s x {gpus} GPU(s) / ({weight_bytes / GB:.3g} GB weights read per step"
-        f" + {batch} x {kv_bytes_per_seq / GB:.3g} GB KV) x batch {batch}",
+        f" + {batch} x {kv_bytes_per_seq / GB:.3g} GB KV) x batch {batch}"
     )
+    if compute_bound is not None and compute_bound.value < tokens:
+        return Speed(
+            "decode",
+            compute_bound.value,
+            "tokens/s",
+            f"compute-bound at batch {batch}: {compute_bound.formula} (memory bound {tokens:,.0f})",
+        )
+    return Speed("decode", tokens, "tokens/s", formula)
 
 
 def prefill_speed(*, active_params: float, tflops: float, gpus: int, mfu: float, rate_name: str) -> Speed:

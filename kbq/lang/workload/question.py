@@ -30,6 +30,7 @@ from kbq.lang.workload.formulas import GB, Line
 
 FP16 = "https://kbq.dev/kb/FP16"
 TRAINING = "https://kbq.dev/kb/Training"  # what 'time to train' means when no training process is named
+DECODE, PREFILL = "https://kbq.dev/kb/DecodePhase", "https://kbq.dev/kb/PrefillPhase"
 DEFAULT_CONTEXT = 4096  # tokens, when a question names none: shown in every answer (see `assumed`)
 
 
@@ -428,21 +429,22 @@ def _speed_plan(ctx, asked, est, consts, explanation) -> Plan:  # type: ignore[n
         "" if eff or asked.settings.get("bandwidth_efficiency") else " (no sourced efficiency: roofline upper bound)"
     )
     batch = int(est.settings["batch"])  # type: ignore[call-overload]
-    decode = formulas.decode_speed(
-        weight_bytes=est.weight_bytes_active, kv_bytes_per_seq=est.kv_bytes_per_seq, batch=batch,
-        bandwidth_gbps=gpu.bandwidth, gpus=count, efficiency=value, efficiency_text=eff_text,
-    )  # fmt: skip
     rate, rate_name = _rate(gpu, est, ctx)
     mfu = consts.get("prefill_mfu")
     mfu_value = float(asked.settings.get("mfu") or (mfu.value if mfu else 1.0))  # type: ignore[arg-type]
     prefill = formulas.prefill_speed(
         active_params=est.model.active or 0.0, tflops=rate, gpus=count, mfu=mfu_value, rate_name=rate_name
     )
+    decode = formulas.decode_speed(
+        weight_bytes=est.weight_bytes_active, kv_bytes_per_seq=est.kv_bytes_per_seq, batch=batch,
+        bandwidth_gbps=gpu.bandwidth, gpus=count, efficiency=value, efficiency_text=eff_text, compute_bound=prefill,
+    )  # fmt: skip
     rows = [
         [decode.name, round(decode.value, 1), decode.unit, decode.formula, eff.source if eff else ""],
         ["decode per sequence", round(decode.value / batch, 1), "tokens/s", "decode / batch", ""],
         [prefill.name, round(prefill.value, 0), prefill.unit, prefill.formula, mfu.source if mfu else ""],
     ]
+    rows += _measured(ctx, asked, est, gpu, count, decode, value, prefill, explanation)
     per_gpu, split_notes = split(est, count, asked.settings)
     need = sum(line.gb for line in per_gpu)
     if gpu.memory is not None:
@@ -460,6 +462,41 @@ def _speed_plan(ctx, asked, est, consts, explanation) -> Plan:  # type: ignore[n
         )
     explanation += split_notes
     return Plan("speed", "", ["quantity", "value", "unit", "formula", "source"], explanation=explanation, extra={"rows": rows})
+
+
+def _measured(ctx, asked, est, gpu, count, decode, decode_efficiency, prefill, explanation) -> list[list[object]]:  # type: ignore[no-untyped-def]
+    """Published results for this model on this GPU beside the estimate; where one measured what the
+    question asks (same phase, weight format, batch and GPU count), the ratio estimate / measured."""
+    rows: list[list[object]] = []
+    found = facts.measurements(ctx, asked.model.iri, gpu.iri)
+    compared = 0
+    for m in found:
+        rows.append([f"measured: {m.label}", m.value, m.unit, "as published / accelerators [measured]", m.url or m.source])
+        same = m.precision is not None and ctx.cat.label(m.precision) == est.format.label and count == (m.parallel or 1)
+        estimate, how = None, ""
+        if same and m.phase == DECODE and m.batch:
+            # the estimate at the run's own conditions: its batch, and its mean context while generating
+            tokens = (m.input_tokens or 0) + (m.output_tokens or 0) / 2
+            per_token = est.kv_bytes_per_seq / int(est.settings["context"])  # type: ignore[call-overload]
+            at_run = formulas.decode_speed(
+                weight_bytes=est.weight_bytes_active, kv_bytes_per_seq=per_token * tokens, batch=m.batch,
+                bandwidth_gbps=gpu.bandwidth, gpus=count, efficiency=decode_efficiency, efficiency_text="",
+            )  # fmt: skip
+            estimate, how = at_run.value / count, f"at the run's batch {m.batch} and mean context {tokens:g}"
+        elif same and m.phase == PREFILL:
+            estimate, how = prefill.value / count, "prefill"
+        if estimate is not None:
+            compared += 1
+            rows.append(
+                [f"estimate / measured ({ctx.cat.label(m.phase)})", round(estimate / m.value, 2), "x",
+                 f"{estimate:,.1f} / {m.value:g} tokens/s per GPU ({how})", ""]
+            )  # fmt: skip
+    if rows:
+        explanation.append(
+            f"measured: {len(found)} published result(s) for {asked.model.label} on {gpu.label};"
+            f" {compared} measure what was asked (phase, weight format, batch, GPU count) and are compared with the estimate"
+        )
+    return rows
 
 
 def _time_plan(ctx, asked, est, consts, explanation) -> Plan:  # type: ignore[no-untyped-def]
