@@ -36,7 +36,9 @@ def wall(cmd: list[str], env: dict[str, str] | None = None) -> float:
 
 
 def floor_cmd(path: str, sparql: str) -> list[str]:
-    code = f"import pyoxigraph; s = pyoxigraph.Store.read_only({path!r}); list(s.query({sparql!r}, use_default_graph_as_union=True))"
+    code = (
+        f"import pyoxigraph; s = pyoxigraph.Store.read_only({path!r}); list(s.query({sparql!r}, use_default_graph_as_union=True))"
+    )
     return [sys.executable, "-c", code]
 
 
@@ -78,7 +80,9 @@ def warm(runs: int) -> list[str]:
     base = best_of(lambda: raw_minimal(Q), runs)
     lib = best_of(lambda: kb.sparql(Q), runs)
     lines.append(f"  warm store.query(Q)                                  {base * 1000:8.3f} ms")
-    lines.append(f"  warm kb.sparql(Q)                                    {lib * 1000:8.3f} ms   ratio {lib / base:.2f}x (target <= 1.5x)")
+    lines.append(
+        f"  warm kb.sparql(Q)                                    {lib * 1000:8.3f} ms   ratio {lib / base:.2f}x (target <= 1.5x)"
+    )
     for question in QUESTIONS:
         kb.ask(question)  # compiles once; later asks use the cached plan
         plan = kb.plan(question)
@@ -87,14 +91,18 @@ def warm(runs: int) -> list[str]:
         base = best_of(lambda p=plan: raw_minimal(p.sparql), runs)
         asked = best_of(lambda q=question: kb.ask(q), runs)
         lines.append(f"  warm store.query(compiled '{question}')  {base * 1000:8.3f} ms")
-        lines.append(f"  warm kb.ask('{question}')                {asked * 1000:8.3f} ms   ratio {asked / base:.2f}x (target <= 2x)")
+        lines.append(
+            f"  warm kb.ask('{question}')                {asked * 1000:8.3f} ms   ratio {asked / base:.2f}x (target <= 2x)"
+        )
     memory = best_of(lambda: kb.ask(QUESTIONS[1]), runs)
     lines.append(f"  warm kb.ask('{QUESTIONS[1]}') (computed at compile time, plan cached): {memory * 1000:.3f} ms")
     _ = raw
     return lines
 
 
-def cli_cases(path: str, kb_args: list[str], label: str, env: dict[str, str], question: str) -> dict[str, tuple[list[str], dict[str, str]]]:
+def cli_cases(
+    path: str, kb_args: list[str], label: str, env: dict[str, str], question: str
+) -> dict[str, tuple[list[str], dict[str, str]]]:
     from kbq import KnowledgeBase
 
     kb = KnowledgeBase.load(*kb_args[1::2]) if kb_args else KnowledgeBase.default()
@@ -125,7 +133,11 @@ def main() -> None:
     assert kb.info is not None
     env = dict(os.environ)
     question = QUESTIONS[0]
-    lines = [f"kbq query benchmark (snapshot {kb.info.asserted} asserted + {kb.info.inferred} inferred triples)", "", "warm, one process:"]
+    lines = [
+        f"kbq query benchmark (snapshot {kb.info.asserted} asserted + {kb.info.inferred} inferred triples)",
+        "",
+        "warm, one process:",
+    ]
     lines += warm(200)
     cases = cli_cases(kb.info.path, [], "1x", env, question)
     with tempfile.TemporaryDirectory() as tmp:

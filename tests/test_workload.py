@@ -241,3 +241,31 @@ def test_speed_shows_published_measurements_and_the_ratio_where_they_measure_the
 def test_a_bare_gpu_name_after_on_is_one_card(kb) -> None:
     one = kb.answer("speed of llama 3.1 8b inference at fp8 on an h100 sxm5")
     assert one.rows[:3] == kb.answer("speed of llama 3.1 8b inference at fp8 on 1 x h100 sxm5").rows[:3]
+
+
+def test_serving_throughput_by_hand() -> None:
+    # 10 GB free, KV 1e5 B/token, 1000+1000 tokens per request -> 2e8 B each -> batch 50.
+    # decode step: memory (8e9 + 50 x 1e5 x 1500) / (0.5 x 1000e9) = 17.5 ms; compute 2 x 8e9 x 50 / (0.4 x 1000e12) = 2 ms
+    # prefill per request: 2 x 8e9 x 1000 / 4e14 = 40 ms; output = 50 x 1000 / (1000 x 17.5 ms + 50 x 40 ms) = 2564.1 tokens/s
+    got = formulas.serving_throughput(
+        weight_bytes=8e9, kv_bytes_per_token=1e5, free_bytes=10e9, input_tokens=1000, output_tokens=1000,
+        bandwidth_gbps=1000, efficiency=0.5, tflops=1000, mfu=0.4, active_params=8e9, gpus=1,
+    )  # fmt: skip
+    assert got is not None and got.value == pytest.approx(50 * 1000 / (1000 * 0.0175 + 50 * 0.040))
+    assert "batch 50" in got.formula and "memory-bound" in got.formula
+    assert (
+        formulas.serving_throughput(
+            weight_bytes=8e9,
+            kv_bytes_per_token=1e5,
+            free_bytes=1e8,
+            input_tokens=1000,
+            output_tokens=1000,
+            bandwidth_gbps=1000,
+            efficiency=0.5,
+            tflops=1000,
+            mfu=0.4,
+            active_params=8e9,
+            gpus=1,
+        )
+        is None
+    )  # not one request's KV fits

@@ -282,6 +282,44 @@ def decode_speed(
     return Speed("decode", tokens, "tokens/s", formula)
 
 
+def serving_throughput(
+    *,
+    weight_bytes: float,
+    kv_bytes_per_token: float,
+    free_bytes: float,
+    input_tokens: int,
+    output_tokens: int,
+    bandwidth_gbps: float,
+    efficiency: float,
+    tflops: float,
+    mfu: float,
+    active_params: float,
+    gpus: int,
+) -> Speed | None:
+    """Output tokens/s of continuous batching at the largest batch whose KV caches fit (each request
+    reserves input + output tokens). A decode step reads the weights and every request's cache at its
+    mean length, or is compute-bound, whichever is slower; each request's prompt is prefilled once."""
+    per_request = kv_bytes_per_token * (input_tokens + output_tokens)
+    if per_request <= 0 or free_bytes < per_request:
+        return None
+    batch = int(free_bytes // per_request)
+    mean = input_tokens + output_tokens / 2
+    flops = mfu * tflops * 1e12 * gpus
+    memory_step = (weight_bytes + batch * kv_bytes_per_token * mean) / (efficiency * bandwidth_gbps * GB * gpus)
+    compute_step = 2 * active_params * batch / flops
+    step = max(memory_step, compute_step)
+    prefill = 2 * active_params * input_tokens / flops
+    tokens = batch * output_tokens / (output_tokens * step + batch * prefill)
+    bound = "memory" if memory_step >= compute_step else "compute"
+    return Speed(
+        "serving",
+        tokens,
+        "output tokens/s",
+        f"batch {batch} (KV of {input_tokens}+{output_tokens} tokens each in {free_bytes / GB:.0f} GB free) x {output_tokens} tokens"
+        f" / ({output_tokens} decode steps of {step * 1e3:.1f} ms ({bound}-bound) + {batch} prefills of {prefill * 1e3:.1f} ms)",
+    )
+
+
 def prefill_speed(*, active_params: float, tflops: float, gpus: int, mfu: float, rate_name: str) -> Speed:
     tokens = mfu * tflops * 1e12 * gpus / (2 * active_params)
     return Speed(

@@ -30,7 +30,7 @@ from kbq.lang.workload.formulas import GB, Line
 
 FP16 = "https://kbq.dev/kb/FP16"
 TRAINING = "https://kbq.dev/kb/Training"  # what 'time to train' means when no training process is named
-DECODE, PREFILL = "https://kbq.dev/kb/DecodePhase", "https://kbq.dev/kb/PrefillPhase"
+DECODE, PREFILL, SERVING = (f"https://kbq.dev/kb/{p}Phase" for p in ("Decode", "Prefill", "Serving"))
 DEFAULT_CONTEXT = 4096  # tokens, when a question names none: shown in every answer (see `assumed`)
 
 
@@ -444,7 +444,7 @@ def _speed_plan(ctx, asked, est, consts, explanation) -> Plan:  # type: ignore[n
         ["decode per sequence", round(decode.value / batch, 1), "tokens/s", "decode / batch", ""],
         [prefill.name, round(prefill.value, 0), prefill.unit, prefill.formula, mfu.source if mfu else ""],
     ]
-    rows += _measured(ctx, asked, est, gpu, count, decode, value, prefill, explanation)
+    rows += _measured(ctx, asked, est, gpu, count, decode, Roof(value, rate, mfu_value), prefill, consts, explanation)
     per_gpu, split_notes = split(est, count, asked.settings)
     need = sum(line.gb for line in per_gpu)
     if gpu.memory is not None:
@@ -464,7 +464,28 @@ def _speed_plan(ctx, asked, est, consts, explanation) -> Plan:  # type: ignore[n
     return Plan("speed", "", ["quantity", "value", "unit", "formula", "source"], explanation=explanation, extra={"rows": rows})
 
 
-def _measured(ctx, asked, est, gpu, count, decode, decode_efficiency, prefill, explanation) -> list[list[object]]:  # type: ignore[no-untyped-def]
+def _serving(est, gpu, count, n_in, n_out, roof, consts) -> formulas.Speed | None:  # type: ignore[no-untyped-def]
+    """kbq's serving estimate at a run's input/output lengths on `count` GPUs (see formulas.serving_throughput)."""
+    usable = consts.get("usable_share")
+    runtime = consts.get("cuda_context_gb")
+    weights = sum(line.gb for line in est.lines if line.part.startswith("weights")) * GB
+    free = count * (gpu.memory * (usable.value if usable else 1.0) - (runtime.value if runtime else 0.0)) * GB - weights
+    return formulas.serving_throughput(
+        weight_bytes=est.weight_bytes_active, kv_bytes_per_token=est.kv_bytes_per_seq / int(est.settings["context"]),
+        free_bytes=free, input_tokens=n_in, output_tokens=n_out, bandwidth_gbps=gpu.bandwidth, efficiency=roof.efficiency,
+        tflops=roof.rate, mfu=roof.mfu, active_params=est.model.active or est.model.params, gpus=count,
+    )  # fmt: skip
+
+
+class Roof(NamedTuple):
+    """The constants of the speed estimates: bandwidth efficiency, dense rate (TFLOPS) and MFU."""
+
+    efficiency: float
+    rate: float
+    mfu: float
+
+
+def _measured(ctx, asked, est, gpu, count, decode, roof, prefill, consts, explanation) -> list[list[object]]:  # type: ignore[no-untyped-def]
     """Published results for this model on this GPU beside the estimate; where one measured what the
     question asks (same phase, weight format, batch and GPU count), the ratio estimate / measured."""
     rows: list[list[object]] = []
@@ -480,11 +501,15 @@ def _measured(ctx, asked, est, gpu, count, decode, decode_efficiency, prefill, e
             per_token = est.kv_bytes_per_seq / int(est.settings["context"])  # type: ignore[call-overload]
             at_run = formulas.decode_speed(
                 weight_bytes=est.weight_bytes_active, kv_bytes_per_seq=per_token * tokens, batch=m.batch,
-                bandwidth_gbps=gpu.bandwidth, gpus=count, efficiency=decode_efficiency, efficiency_text="",
+                bandwidth_gbps=gpu.bandwidth, gpus=count, efficiency=roof.efficiency, efficiency_text="",
             )  # fmt: skip
             estimate, how = at_run.value / count, f"at the run's batch {m.batch} and mean context {tokens:g}"
         elif same and m.phase == PREFILL:
             estimate, how = prefill.value / count, "prefill"
+        elif same and m.phase == SERVING and m.input_tokens and m.output_tokens and gpu.memory:
+            served = _serving(est, gpu, count, m.input_tokens, m.output_tokens, roof, consts)
+            if served is not None:
+                estimate, how = served.value / count, "serving: " + served.formula
         if estimate is not None:
             compared += 1
             rows.append(
