@@ -5,8 +5,8 @@ what. Needs no parser and no compiler, so a cached plan answers without them."""
 from __future__ import annotations
 
 from kbq.errors import NoResultError
-from kbq.lang import terms
-from kbq.lang.catalog import KBQ_NS, PREFIXES, Catalog, Run
+from kbq.lang import chartspec, terms
+from kbq.lang.catalog import KBQ_NS, PREFIXES, Catalog, Key, Run
 from kbq.lang.plan import Plan
 from kbq.store.executor import Value
 
@@ -149,7 +149,7 @@ def _describe(plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run) -
     return out
 
 
-def _compare(plan: Plan, rows: list[list[Value]], catalog: Catalog) -> list[list[Value]]:
+def _compare(plan: Plan, rows: list[list[Value]], catalog: Catalog) -> tuple[list[list[Value]], list[tuple[Key, str]]]:
     gpus = [str(g) for g in plan.extra.get("gpus", [])]  # type: ignore[union-attr]
     by_gpu: dict[str, dict[str, list[Value]]] = {g: {} for g in gpus}
     for gpu, p, _value, label in rows:
@@ -161,6 +161,7 @@ def _compare(plan: Plan, rows: list[list[Value]], catalog: Catalog) -> list[list
         if label not in cell:
             cell.append(label)
     out = []
+    attributes: list[tuple[Key, str]] = []
     for key in catalog.gpu_keys():
         if any(key.key in by_gpu[g] for g in gpus):
             unit = f" ({key.unit_symbol})" if key.unit_symbol else ""
@@ -169,8 +170,9 @@ def _compare(plan: Plan, rows: list[list[Value]], catalog: Catalog) -> list[list
                 found = sorted(by_gpu[g].get(key.key, []), key=str)
                 cells.append(found[0] if len(found) == 1 else (", ".join(map(str, found)) or None))
             out.append([key.key + unit, *cells])
+            attributes.append((key, key.key + unit))
     out.append(["sources", *[len(by_gpu[g].get("source", [])) for g in gpus]])
-    return out
+    return out, attributes
 
 
 def _why(
@@ -211,7 +213,7 @@ def run_plan(text: str, plan: Plan, catalog: Catalog, run: Run, *, explain: bool
     if plan.kind in ("gpus", "why") and not rows:
         raise NoResultError(emptied_by(plan, run) if plan.constraints else "no GPU in the KB")
     if plan.kind == "gpus":
-        rows = _tidy(plan, rows)
+        rows = candidates = _tidy(plan, rows)
         if explain and plan.constraints:
             removed = removed_by(plan, run)
         lines: list[str] = []
@@ -219,6 +221,9 @@ def run_plan(text: str, plan: Plan, catalog: Catalog, run: Run, *, explain: bool
             rows, lines = _runners_up(plan, rows)
         elif plan.limit:
             rows = rows[: plan.limit]
+        chart = chartspec.gpu_chart(plan, candidates, rows, catalog)
+        if chart is not None:
+            extra["chart"] = chart
         if rows and plan.extra.get("best"):
             explanation.insert(0, f"best: {rows[0][1]}")
         explanation[1:1] = lines
@@ -237,10 +242,15 @@ def run_plan(text: str, plan: Plan, catalog: Catalog, run: Run, *, explain: bool
         rows = _describe(plan, rows, catalog, run)
         columns = ["property", "value"]
     elif plan.kind == "compare":
-        rows = _compare(plan, rows, catalog)
+        rows, attributes = _compare(plan, rows, catalog)
+        sources: dict[str, list[str]] = {}
         for iri in plan.extra.get("gpus", []):  # type: ignore[union-attr]
             cited = run(PREFIXES + f"SELECT ?s WHERE {{ {terms.iri(str(iri))} dcterms:source ?s }} ORDER BY ?s").rows
-            explanation.append(f"sources for {catalog.label(iri)}: " + ", ".join(str(c[0]) for c in cited))
+            sources[catalog.label(iri)] = [str(c[0]) for c in cited]
+            explanation.append(f"sources for {catalog.label(iri)}: " + ", ".join(sources[catalog.label(iri)]))
+        chart = chartspec.compare_chart([catalog.label(g) for g in plan.extra.get("gpus", [])], rows, attributes, sources)  # type: ignore[union-attr]
+        if chart is not None:
+            extra["chart"] = chart
     elif plan.kind == "instances":
         if not rows:
             raise NoResultError("no cloud instance matches: " + "; ".join(c[0] for c in plan.constraints))

@@ -348,7 +348,13 @@ def _memory_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:  #
         total_row.append(round(per_total or 0.0, 3))
     total_row += ["sum of the lines above", ""]
     rows.append(total_row)
-    chart = {"lines": [[line.part, round(line.gb, 3)] for line in (per_gpu or est.lines)]}
+    chart: dict[str, object] = {
+        "type": "breakdown",
+        "unit": "GB",
+        "per_gpu": count if per_gpu is not None else None,
+        "lines": [[line.part, round(line.gb, 3)] for line in (per_gpu or est.lines)],
+        "sources": [[line.part, line.source] for line in est.lines],
+    }
     if gpu is not None and gpu.memory is not None:
         need = per_total if per_total is not None else total
         word = formulas.verdict(need, gpu.memory, usable_share)
@@ -360,7 +366,7 @@ def _memory_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:  #
             + (f", per {usable.label}: {usable.source}" if usable else "")
             + ")",
         )
-        chart.update(capacity=gpu.memory, verdict=word, gpu=gpu.label)
+        chart.update(capacity=gpu.memory, verdict=word, gpu=gpu.label, usable_share=usable_share)
     else:
         explanation.insert(
             0, f"total: {total:.1f} GB" + (f" ({per_total:.1f} GB per GPU over {count})" if per_total is not None else "")
