@@ -211,7 +211,7 @@ def compare_chart(
                     "column": key.key,
                     "label": key.label,
                     "unit": key.unit_symbol,
-                    "better": "higher" if key.higher_is_better else "lower",
+                    "better": None if key.higher_is_better else "lower",  # only what the KB declares (kbq:higherIsBetter false)
                     "values": numbers,
                 }
             )

@@ -347,7 +347,7 @@ const KbqCharts = (() => {
       const x0 = (k % cols) * panelW + 6, y0 = legendH + Math.floor(k / cols) * panelH;
       const g = svgEl("g", { class: "attribute", "data-column": a.column });
       const title = svgEl("text", { x: x0, y: y0 + 14, class: "series-title" }, clip(`${a.label}${a.unit ? " (" + a.unit + ")" : ""}`, 40));
-      title.append(svgEl("title", null, `${a.label}${a.unit ? " (" + a.unit + ")" : ""}, ${a.better} is better`));
+      title.append(svgEl("title", null, `${a.label}${a.unit ? " (" + a.unit + ")" : ""}${a.better ? ", " + a.better + " is better" : ""}`));
       g.append(title);
       const top = Math.max(0, ...a.values.filter((v) => v !== null).map(Math.abs)) || 1;
       const track = panelW - 90;
