@@ -125,11 +125,11 @@ def pareto(points: list[tuple[float, float]], *, lower_x: bool, higher_y: bool) 
     sy = -1.0 if higher_y else 1.0  # minimise sx*x and sy*y
     keyed = [(sx * x, sy * y, i) for i, (x, y) in enumerate(points)]
     front: list[int] = []
-    best_y = float("inf")
+    best_y, last = float("inf"), (float("nan"), float("nan"))
     for x, y, i in sorted(keyed):
-        if y < best_y:
+        if y < best_y or (x, y) == last:  # a card equal to one on the front is on it too
             front.append(i)
-            best_y = y
+            best_y, last = y, (x, y)
     return sorted(front, key=lambda i: points[i][0])
 
 
