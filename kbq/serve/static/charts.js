@@ -119,7 +119,9 @@ const KbqCharts = (() => {
     fig.append(htmlEl("p", summary, { class: "visually-hidden" }));
     const details = htmlEl("details", null, { class: "chart-data" });
     details.append(htmlEl("summary", "Numbers, units and sources"));
-    details.append(table);
+    const tableWrap = htmlEl("div", null, { class: "chart-wrap" });
+    tableWrap.append(table);
+    details.append(tableWrap);
     if (sources.length) details.append(sourceList(sources));
     fig.append(details);
     return fig;
@@ -177,7 +179,7 @@ const KbqCharts = (() => {
   function bars(spec, explanation) {
     const names = spec.names;
     const series = spec.series;
-    const nameW = 245, colW = 150, track = 80, rowH = 20, headH = 44;
+    const nameW = 245, colW = 160, track = 84, rowH = 20, headH = 44;
     const W = nameW + series.length * colW + 10, H = headH + names.length * rowH + 8;
     const first = names[spec.recommended || 0];
     const unknowns = [];
