@@ -111,10 +111,9 @@ def _breakdown(chart: Chart, width: int, paint: _Paint) -> list[str]:
         if i % len(SHADES):  # the first part in full blocks (with eighths), the others in their shade
             drawn = SHADES[i % len(SHADES)] * max(1 if value > 0 else 0, round(value / scale * track))
         gap = " " * (track - len(drawn))
-        lines.append(f"  {_name(part, label_width).ljust(label_width)}  {paint(drawn, COLORS[i % len(COLORS)])}{gap}  {number(value, unit)}")
-    stacked = "".join(
-        SHADES[i % len(SHADES)] * round(value / scale * track) for i, (_part, value) in enumerate(parts)
-    )[:track]
+        label = _name(part, label_width).ljust(label_width)
+        lines.append(f"  {label}  {paint(drawn, COLORS[i % len(COLORS)])}{gap}  {number(value, unit)}")
+    stacked = "".join(SHADES[i % len(SHADES)] * round(value / scale * track) for i, (_part, value) in enumerate(parts))[:track]
     marks = list(stacked.ljust(track))
     for at, char in ((usable, "┊"), (capacity, "│")):
         if at:

@@ -160,9 +160,9 @@ def _check_bars(page: Any, chart: dict[str, Any]) -> None:
 
 
 def _check_scatter(page: Any, chart: dict[str, Any]) -> None:
-    drawn = dict(zip(_attr(page, "#chart circle.point[data-name]", "data-name"),
-                     zip(_numbers(_attr(page, "#chart circle.point[data-name]", "data-x")),
-                         _numbers(_attr(page, "#chart circle.point[data-name]", "data-y")), strict=True), strict=True))  # fmt: skip
+    dots = "#chart circle.point[data-name]"
+    xs, ys = _numbers(_attr(page, dots, "data-x")), _numbers(_attr(page, dots, "data-y"))
+    drawn = dict(zip(_attr(page, dots, "data-name"), zip(xs, ys, strict=True), strict=True))
     assert drawn == {p["name"]: (p["x"], p["y"]) for p in chart["points"]}
     assert set(_attr(page, "#chart circle.point.on-front[data-name]", "data-name")) == set(chart["front"])
     front = page.locator("#chart path.front")

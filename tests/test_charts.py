@@ -69,9 +69,13 @@ def test_ranking_bars_are_the_profile_figures_in_rank_order(kb) -> None:  # type
     for series in chart["series"]:
         assert series["values"] == [None if v is None else float(v) for v in _col(answer, series["column"])]
         assert series["unit"] == answer.units.get(series["column"], "")
-    unknown = {f"{n} ({s['column']})" for s in chart["series"] for n, v in zip(chart["names"], s["values"], strict=True) if v is None}
+    unknown = {
+        f"{n} ({s['column']})" for s in chart["series"] for n, v in zip(chart["names"], s["values"], strict=True) if v is None
+    }
     line = next(x for x in answer.explanation if x.startswith("unknown figures"))
-    listed = {f"{gpu} ({key})" for gpu, keys in re.findall(r"([^;:]+?) \(([^)]+)\)", line.split(": ", 1)[1]) for key in keys.split(", ")}
+    listed = {
+        f"{gpu} ({key})" for gpu, keys in re.findall(r"([^;:]+?) \(([^)]+)\)", line.split(": ", 1)[1]) for key in keys.split(", ")
+    }
     assert unknown and unknown == {x.strip() for x in listed}
 
 
@@ -159,8 +163,8 @@ def test_bars_are_eighths_of_a_cell() -> None:
 
 
 def test_unknown_is_written_never_drawn() -> None:
-    chart = {"type": "bars", "title": "t", "names": ["a", "b"], "shown": 2, "candidates": 2, "recommended": 0,
-             "series": [{"column": "x", "label": "x", "unit": "GB", "rank": 1, "better": "higher", "values": [4.0, None]}]}  # fmt: skip
+    series = {"column": "x", "label": "x", "unit": "GB", "rank": 1, "better": "higher", "values": [4.0, None]}
+    chart = {"type": "bars", "title": "t", "names": ["a", "b"], "shown": 2, "candidates": 2, "recommended": 0, "series": [series]}
     lines = charts.render(chart, width=80).splitlines()
     (b_line,) = [x for x in lines if x.strip().startswith("b ")]
     assert "unknown" in b_line and not set(charts.EIGHTHS[1:] + charts.FULL) & set(b_line)

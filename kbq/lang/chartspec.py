@@ -101,7 +101,8 @@ def gpu_chart(plan: Plan, candidates: list[list[Value]], shown: list[list[Value]
             series.append(measured)
         if "score" in columns:
             series.append(_series(plan, catalog, "score", drawn))
-        for rank, group in enumerate(plan.extra.get("profile_keys") or [], start=1):  # type: ignore[union-attr]
+        groups = plan.extra.get("profile_keys")
+        for rank, group in enumerate(groups if isinstance(groups, list) else [], start=1):
             series += [_series(plan, catalog, str(key), drawn, rank=rank) for key in group if key in columns]
     if not series:
         return None
@@ -162,22 +163,24 @@ def _scatter(
         lower_x, higher_y = True, True
     xs, ys = x.pop("values"), y.pop("values")
     assert isinstance(xs, list) and isinstance(ys, list)
-    points, unknown = [], []
+    named: list[tuple[str, float, float]] = []
+    unknown: list[str] = []
     for row, vx, vy in zip(rows, xs, ys, strict=True):
         if vx is None or vy is None:
             unknown.append(str(row[1]))
         else:
-            points.append({"name": str(row[1]), "x": vx, "y": vy})
-    if not points:
+            named.append((str(row[1]), float(vx), float(vy)))
+    if not named:
         return None
-    front = pareto([(float(p["x"]), float(p["y"])) for p in points], lower_x=lower_x, higher_y=higher_y)  # type: ignore[arg-type]
+    points = [{"name": n, "x": vx, "y": vy} for n, vx, vy in named]
+    front = pareto([(vx, vy) for _n, vx, vy in named], lower_x=lower_x, higher_y=higher_y)
     first = str(shown[0][1])
     return {
         "type": "scatter",
         "title": str(picture.get("method") or ""),
         "profile": picture.get("profile"),
-        "x": {**x, "better": "lower" if lower_x else "higher", "log": _wide([float(p["x"]) for p in points])},  # type: ignore[arg-type]
-        "y": {**y, "better": "higher" if higher_y else "lower", "log": _wide([float(p["y"]) for p in points])},  # type: ignore[arg-type]
+        "x": {**x, "better": "lower" if lower_x else "higher", "log": _wide([vx for _n, vx, _vy in named])},
+        "y": {**y, "better": "higher" if higher_y else "lower", "log": _wide([vy for _n, _vx, vy in named])},
         "points": points,
         "front": [points[i]["name"] for i in front],
         "recommended": first if any(p["name"] == first for p in points) else None,

@@ -194,10 +194,7 @@ class Reference:
     # --- generated tables (the `words` of a section) ---------------------------------------------
 
     def modes(self) -> list[str]:
-        rows = [
-            (f"`{label}`", _code(alts), comment)
-            for label, alts, comment in self.named(self._kbq("RankingMode"))
-        ]
+        rows = [(f"`{label}`", _code(alts), comment) for label, alts, comment in self.named(self._kbq("RankingMode"))]
         return ["Ranking modes (before the kind; `top` takes a number):", "", *_table(["mode", "synonyms", "what it does"], rows)]
 
     def qualifiers(self) -> list[str]:
@@ -214,15 +211,15 @@ class Reference:
 
     def processes(self) -> list[str]:
         rows = [(f"`{label}`", _code(alts), comment) for label, alts, comment in self.named(self._kbq("Process"))]
-        return ["Processes (in the workload: `bert training`, `inference of bert`):", "", *_table(["process", "synonyms", "meaning"], rows)]
+        return [
+            "Processes (in the workload: `bert training`, `inference of bert`):",
+            "",
+            *_table(["process", "synonyms", "meaning"], rows),
+        ]
 
     def relations(self) -> list[str]:
         aliases = self._aliases()
-        rows = [
-            (f"`{key.key}`", key.label, _code(aliases.get(key.iri, [])))
-            for key in self.cat.gpu_keys()
-            if key.is_object
-        ]
+        rows = [(f"`{key.key}`", key.label, _code(aliases.get(key.iri, []))) for key in self.cat.gpu_keys() if key.is_object]
         return [
             "Relations (an object-valued key's label after the kind, then its target: `gpus supported by rocm 6.2`):",
             "",
@@ -234,7 +231,9 @@ class Reference:
         for plan in list_plans():
             kind = self.cat.label(plan.lists) if plan.lists != "any" else "any kind"
             targets = ", ".join(
-                "nothing" if t == "none" else ("an algorithm family" if t == "family" else ("anything" if t == "any" else self.cat.label(t)))
+                "nothing"
+                if t == "none"
+                else ("an algorithm family" if t == "family" else ("anything" if t == "any" else self.cat.label(t)))
                 for t in plan.targets
             )
             comment = " ".join(
@@ -245,7 +244,11 @@ class Reference:
             rows.append((kind, targets, f"`{plan.name}`", comment))
         names = {label: alts for label, alts, _ in self._classes({r[0] for r in rows})}
         rows = [(f"{k}" + (f" ({', '.join(names.get(k, []))})" if names.get(k) else ""), t, n, c) for k, t, n, c in rows]
-        return ["Lists (query/lists/*.rq; the kind's synonyms in parentheses):", "", *_table(["kind", "for", "plan", "what"], rows)]
+        return [
+            "Lists (query/lists/*.rq; the kind's synonyms in parentheses):",
+            "",
+            *_table(["kind", "for", "plan", "what"], rows),
+        ]
 
     def authorities(self) -> list[str]:
         rows = [(f"`{label}`", _code(alts), comment) for label, alts, comment in self.named(self._kbq("ProfileAuthority"))]
@@ -305,11 +308,20 @@ class Reference:
             for key in self.cat.gpu_keys()
             if not key.higher_is_better and key.dimension is not None and not key.is_object
         ]
-        return ["Keys a ceiling applies to (lower is better), by the unit of the amount:", "", *_table(["key", "meaning", "units"], rows)]
+        return [
+            "Keys a ceiling applies to (lower is better), by the unit of the amount:",
+            "",
+            *_table(["key", "meaning", "units"], rows),
+        ]
 
     def keys(self) -> list[str]:
         aliases = self._aliases()
-        domains = {str(s): str(label) for s, label in self.rows("SELECT DISTINCT ?d ?label WHERE { ?p kbq:queryKey ?k ; rdfs:domain ?d . ?d rdfs:label ?label }")}
+        domains = {
+            str(s): str(label)
+            for s, label in self.rows(
+                "SELECT DISTINCT ?d ?label WHERE { ?p kbq:queryKey ?k ; rdfs:domain ?d . ?d rdfs:label ?label }"
+            )
+        }
         rows = []
         for key in sorted(self.cat.keys_by_iri.values(), key=lambda k: (k.key, k.domain or "")):
             kind = _value_kind(key.range, key.is_object)
@@ -343,7 +355,14 @@ class Reference:
         return [f"Keywords: {forms}."]
 
     def fillers(self) -> list[str]:
-        words = sorted({str(w) for (w,) in self.rows("SELECT ?w WHERE { ?f a kbq:FillerWord . { ?f rdfs:label ?w } UNION { ?f skos:altLabel ?w } }")})
+        words = sorted(
+            {
+                str(w)
+                for (w,) in self.rows(
+                    "SELECT ?w WHERE { ?f a kbq:FillerWord . { ?f rdfs:label ?w } UNION { ?f skos:altLabel ?w } }"
+                )
+            }
+        )
         return [f"Filler words (ignored inside phrases): {_code(words)}."]
 
     def errors(self) -> list[str]:

@@ -248,7 +248,9 @@ def run_plan(text: str, plan: Plan, catalog: Catalog, run: Run, *, explain: bool
             cited = run(PREFIXES + f"SELECT ?s WHERE {{ {terms.iri(str(iri))} dcterms:source ?s }} ORDER BY ?s").rows
             sources[catalog.label(iri)] = [str(c[0]) for c in cited]
             explanation.append(f"sources for {catalog.label(iri)}: " + ", ".join(sources[catalog.label(iri)]))
-        chart = chartspec.compare_chart([catalog.label(g) for g in plan.extra.get("gpus", [])], rows, attributes, sources)  # type: ignore[union-attr]
+        gpus = plan.extra.get("gpus")
+        names = [catalog.label(g) for g in gpus] if isinstance(gpus, list) else []
+        chart = chartspec.compare_chart(names, rows, attributes, sources)
         if chart is not None:
             extra["chart"] = chart
     elif plan.kind == "instances":
