@@ -192,6 +192,12 @@ def estimate(ctx: Context, model_term: Term, process_term: Term, precision: Term
             lines.append(act)
         else:
             notes.append(f"activations not counted: {model.label}'s layers, hidden size and heads are not all in the KB")
+        logit = consts.get("logit_bytes")
+        if logit is not None and not settings.get("chunked_loss"):
+            line = formulas.logits(model, context=context, batch=batch, bytes_per_logit=logit.value, source=logit.source)
+            if line is not None:
+                lines.append(line)
+                notes.append("logits: the loss keeps every token's logits in FP32; a fused or chunked loss avoids it ('with chunked loss')")
     else:
         lines.append(formulas.weights(model, fmt))
         kv_term = settings.get("kv_precision")
