@@ -323,7 +323,8 @@ def serving_throughput(
         "serving",
         tokens,
         "output tokens/s",
-        f"batch {batch} (KV of {input_tokens}+{output_tokens} tokens each in {free_bytes / GB:.0f} GB free) x {output_tokens} tokens"
+        f"batch {batch} (KV of {input_tokens}+{output_tokens} tokens each in {free_bytes / GB:.0f} GB free) x "
+        f"{output_tokens} tokens"
         f" / ({output_tokens} decode steps of {step * 1e3:.1f} ms ({bound}-bound) + {batch} prefills of {prefill * 1e3:.1f} ms)",
     )
 
