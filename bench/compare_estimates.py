@@ -25,7 +25,10 @@ from kbq import KnowledgeBase
 from kbq.lang.run import run_plan
 from kbq.lang.workload.library import workload_plan
 
-PREFIXES = "PREFIX kbq: <https://kbq.dev/ontology#> PREFIX kb: <https://kbq.dev/kb/> PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#> "
+PREFIXES = (
+    "PREFIX kbq: <https://kbq.dev/ontology#> PREFIX kb: <https://kbq.dev/kb/> "
+    "PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#> "
+)
 
 
 def rows(kb: KnowledgeBase, query: str) -> list[list[object]]:
@@ -46,7 +49,8 @@ def memory_rows(kb: KnowledgeBase) -> list[tuple[str, ...]]:
     out = []
     for model, value in rows(
         kb,
-        "SELECT ?model ?v WHERE { ?r kbq:suite kb:LlamaCppQuantizeReadme ; kbq:benchmarkModel/rdfs:label ?model ; kbq:resultValue ?v }",
+        "SELECT ?model ?v WHERE "
+        "{ ?r kbq:suite kb:LlamaCppQuantizeReadme ; kbq:benchmarkModel/rdfs:label ?model ; kbq:resultValue ?v }",
     ):
         weights = kb.memory(str(model), precision="q4_k_m").lines[0].value
         out.append(
@@ -82,7 +86,8 @@ def memory_rows(kb: KnowledgeBase) -> list[tuple[str, ...]]:
         )  # type: ignore[arg-type]
     for model, scenario, batch in rows(
         kb,
-        "SELECT ?model ?s ?v WHERE { ?r kbq:suite kb:BERTMaxBatchTable ; kbq:benchmarkModel/rdfs:label ?model ; kbq:scenario ?s ; kbq:resultValue ?v } ORDER BY ?model ?s",
+        "SELECT ?model ?s ?v WHERE { ?r kbq:suite kb:BERTMaxBatchTable ; kbq:benchmarkModel/rdfs:label ?model ;"
+        " kbq:scenario ?s ; kbq:resultValue ?v } ORDER BY ?model ?s",
     ):
         seq = int(str(scenario).split()[1].rstrip(","))
         fits = 0
@@ -111,7 +116,8 @@ def speed_rows(kb: KnowledgeBase) -> list[tuple[str, ...]]:
     runs = rows(
         kb,
         "SELECT ?model ?gpu ?s ?v WHERE { ?r kbq:suite kb:LlamaCppBench ; kbq:benchmarkModel/rdfs:label ?model ;"
-        " kbq:accelerator/rdfs:label ?gpu ; kbq:scenario ?s ; kbq:resultValue ?v FILTER(CONTAINS(?s, 'tg128')) } ORDER BY ?gpu ?s",
+        " kbq:accelerator/rdfs:label ?gpu ; kbq:scenario ?s ; kbq:resultValue ?v FILTER(CONTAINS(?s, 'tg128')) "
+        "} ORDER BY ?gpu ?s",
     )
     roofs = []
     for model, gpu, scenario, value in runs:
@@ -145,7 +151,8 @@ def serving_rows(kb: KnowledgeBase) -> list[tuple[str, ...]]:
     groups = rows(
         kb,
         "SELECT DISTINCT ?model ?gpu ?p ?tp WHERE { ?r kbq:measuredPhase kb:ServingPhase ; kbq:benchmarkModel/rdfs:label ?model ;"
-        " kbq:accelerator/rdfs:label ?gpu ; kbq:measuredPrecision/rdfs:label ?p ; kbq:tensorParallel ?tp } ORDER BY ?model ?gpu ?tp",
+        " kbq:accelerator/rdfs:label ?gpu ; kbq:measuredPrecision/rdfs:label ?p ; kbq:tensorParallel ?tp "
+        "} ORDER BY ?model ?gpu ?tp",
     )
     for model, gpu, precision, tp in groups:
         answer = kb.answer(f"speed of {model} inference at {str(precision).lower()} on {tp} x {gpu}")
@@ -219,8 +226,9 @@ def main() -> None:
         passed += ok
         target = "1.5x" if tolerance == 0.5 else f"{float(tolerance):.0%}"  # type: ignore[arg-type]
         lines.append(
-            f"| {quantity} | {what} | {hardware} | {published} | {estimate} | {float(ratio):.2f} | {target} | {'yes' if ok else 'no'} |"
-        )  # type: ignore[arg-type]
+            f"| {quantity} | {what} | {hardware} | {published} | {estimate} | {float(ratio):.2f} | {target} |"  # type: ignore[arg-type]
+            f" {'yes' if ok else 'no'} |"
+        )
     lines += [
         "",
         f"{passed} of {len(table)} within target.",

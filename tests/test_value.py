@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-PREFIXES = "PREFIX kbq: <https://kbq.dev/ontology#> PREFIX kb: <https://kbq.dev/kb/> PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#> "
+PREFIXES = (
+    "PREFIX kbq: <https://kbq.dev/ontology#> PREFIX kb: <https://kbq.dev/kb/> "
+    "PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#> "
+)
 
 
 def rows(kb, query: str) -> list[list[object]]:  # type: ignore[no-untyped-def]
@@ -20,7 +23,8 @@ def col(answer, name: str) -> int:  # type: ignore[no-untyped-def]
 def new_card_prices(kb, gpu: str) -> list[tuple[str, float]]:  # type: ignore[no-untyped-def]
     found = rows(
         kb,
-        f"SELECT ?d ?p WHERE {{ ?o kbq:priceOf <{gpu}> ; kbq:observedOn ?d ; kbq:priceUsd ?p ; kbq:priceKind ?k FILTER(?k != kb:UsedPrice) }}",
+        f"SELECT ?d ?p WHERE {{ ?o kbq:priceOf <{gpu}> ; kbq:observedOn ?d ; kbq:priceUsd ?p ; kbq:priceKind ?k"
+        " FILTER(?k != kb:UsedPrice) }",
     )
     return [(str(d), float(p)) for d, p in found]  # type: ignore[arg-type]
 
@@ -70,7 +74,8 @@ def test_total_cost_of_ownership(kb) -> None:
     cards = row[col(answer, "cards_needed")]
     expected = cards * (price + tdp / 1000 * 24 * 365 * 4 * 0.20)
     assert row[col(answer, "tco_usd")] == pytest.approx(expected, rel=1e-6)
-    tcos = [r[col(answer, "tco_usd")] for r in kb.answer("gpu for resnet-50 training at $0.20/kwh with 4 years where price > 0").rows]
+    question = "gpu for resnet-50 training at $0.20/kwh with 4 years where price > 0"
+    tcos = [r[col(answer, "tco_usd")] for r in kb.answer(question).rows]
     assert row[col(answer, "tco_usd")] == min(t for t in tcos if t is not None)
 
 
@@ -114,7 +119,14 @@ def test_fastest_ranks_by_measured_evidence_and_names_it(kb) -> None:
     assert any(e.startswith("decided by measured evidence") and "MLPerf" in e for e in answer.explanation)
 
 
-@pytest.mark.parametrize(("area", "profile"), [("computer vision", "seed CNN profile"), ("time series forecasting", "seed RNN profile"), ("nlp", "seed Transformer profile")])
+@pytest.mark.parametrize(
+    ("area", "profile"),
+    [
+        ("computer vision", "seed CNN profile"),
+        ("time series forecasting", "seed RNN profile"),
+        ("nlp", "seed Transformer profile"),
+    ],
+)
 def test_an_area_ranks_by_its_primary_algorithms_profile(kb, area: str, profile: str) -> None:
     answer = kb.answer(f"gpu for {area} limit 3")
     assert any(line.startswith(f"profile: {profile}") for line in answer.explanation)

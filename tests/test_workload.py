@@ -136,7 +136,8 @@ def test_moe_decodes_active_parameters(kb) -> None:
     decode = line(answer, "decode")
     assert "12,900,000,000" not in decode[3]  # bytes read are shown in GB
     active = kb.table(
-        "PREFIX kbq: <https://kbq.dev/ontology#> PREFIX kb: <https://kbq.dev/kb/> SELECT ?a WHERE { kb:Mixtral8x7B kbq:activeParameterCount ?a }"
+        "PREFIX kbq: <https://kbq.dev/ontology#> PREFIX kb: <https://kbq.dev/kb/>"
+        " SELECT ?a WHERE { kb:Mixtral8x7B kbq:activeParameterCount ?a }"
     ).rows[0][0]
     assert f"{active * 2 / 1e9:.3g} GB weights read per step" in decode[3]
 
@@ -161,7 +162,8 @@ def test_how_many_rounds_to_a_divisor_of_the_heads(kb) -> None:
     answer = kb.answer("how many h100 sxm5 for deepseek r1 inference at fp8")
     n = line(answer, "GPUs needed")[1]
     heads = kb.table(
-        "PREFIX kbq: <https://kbq.dev/ontology#> PREFIX kb: <https://kbq.dev/kb/> SELECT ?h WHERE { kb:DeepSeekR1 kbq:attentionHeads ?h }"
+        "PREFIX kbq: <https://kbq.dev/ontology#> PREFIX kb: <https://kbq.dev/kb/>"
+        " SELECT ?h WHERE { kb:DeepSeekR1 kbq:attentionHeads ?h }"
     ).rows[0][0]
     assert heads % n == 0 and line(answer, "whole model (GB)")[1] / n <= 80 * 0.9
 

@@ -105,7 +105,8 @@ def compile_instances(ctx: Context, q: ast.SubjectQuestion, subject: Subject) ->
             body.append(_dated_rate(key, as_of))
         elif key.iri == k("gpuHourRate") and as_of:
             body.append(
-                f"OPTIONAL {{ ?inst kbq:gpuCount ?n_{key.var} }} BIND(IF(BOUND(?v_price), {double('?v_price')} / ?n_{key.var}, ?none) AS ?{key.var})"
+                f"OPTIONAL {{ ?inst kbq:gpuCount ?n_{key.var} }} BIND(IF(BOUND(?v_price), {double('?v_price')} "
+                f"/ ?n_{key.var}, ?none) AS ?{key.var})"
             )
         else:
             body.append(_pattern(key))
@@ -199,11 +200,13 @@ def _decode_cost(ctx: Context, fit, notes: list[str]) -> list[str] | None:  # ty
     step = fit.weight_bytes + fit.kv_bytes * fit.batch
     notes.append(
         f"estimate: tokens_per_s = {efficiency:g} x GPU bandwidth x GPUs / ({fit.weight_bytes / 1e9:.3g} GB weights + "
-        f"{fit.batch} x {fit.kv_bytes / 1e9:.3g} GB KV per step) x batch {fit.batch}; usd_per_mtok = rate / (tokens_per_s x 3600) x 10^6"
+        f"{fit.batch} x {fit.kv_bytes / 1e9:.3g} GB KV per step) x batch {fit.batch};"
+        " usd_per_mtok = rate / (tokens_per_s x 3600) x 10^6"
         + (f" (efficiency: {eff.source})" if eff else " (no sourced efficiency: roofline)")
     )
     return [
-        f"BIND(IF(BOUND(?fbw), {terms.double(efficiency)} * {double('?fbw')} * 1e9 * {double('?v_gpus')} / {terms.double(step)} * {terms.double(fit.batch)}, ?none) AS ?tokens_per_s)",
+        f"BIND(IF(BOUND(?fbw), {terms.double(efficiency)} * {double('?fbw')} * 1e9 * {double('?v_gpus')} / "
+        f"{terms.double(step)} * {terms.double(fit.batch)}, ?none) AS ?tokens_per_s)",
         "BIND(IF(BOUND(?tokens_per_s) && BOUND(?v_price) && ?tokens_per_s > 0, "
         f"{double('?v_price')} / (?tokens_per_s * 3600.0) * 1000000.0, ?none) AS ?usd_per_mtok)",
     ]

@@ -353,7 +353,8 @@ class Words:
                 quantity = self.quantity(words, key.dimension, key.key)
                 return Ceiling(key, quantity.value / key.factor, quantity.text, words[0].column)
         raise self.error(
-            f"'under {' '.join(w.text for w in words)}' needs an amount with a unit of a lower-is-better key (e.g. under $2000, under 300 w)",
+            f"'under {' '.join(w.text for w in words)}' needs an amount with a unit of a lower-is-better key "
+            "(e.g. under $2000, under 300 w)",
             words[0].column,
         )
 

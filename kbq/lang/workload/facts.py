@@ -160,7 +160,8 @@ class Constant(NamedTuple):
 
 def constants(ctx: Context) -> dict[str, Constant]:
     rows = ctx.rows(
-        "SELECT ?c ?name ?value ?label WHERE { ?c a kbq:Constant ; kbq:constantName ?name ; kbq:value ?value ; rdfs:label ?label }"
+        "SELECT ?c ?name ?value ?label WHERE "
+        "{ ?c a kbq:Constant ; kbq:constantName ?name ; kbq:value ?value ; rdfs:label ?label }"
     )
     return {str(name): Constant(float(value), str(label), source_labels(ctx, str(c))) for c, name, value, label in rows}  # type: ignore[arg-type]
 

@@ -158,6 +158,14 @@ def activations(f: Facts, *, context: int, batch: int, linear: float, quadratic:
     )
 
 
+def logits(f: Facts, *, context: int, batch: int, bytes_per_logit: float, source: str) -> Line | None:
+    """The loss's logit matrix in training: every token against every vocabulary entry."""
+    if f.vocab is None:
+        return None
+    gb = context * batch * f.vocab * bytes_per_logit / GB
+    return Line("logits (loss)", gb, f"{context} tokens x {batch} x {f.vocab:,} vocabulary x {bytes_per_logit:g} B", source)
+
+
 def lora_parameters(f: Facts, *, targets: str, rank: int) -> tuple[float, str] | None:
     """Trainable LoRA parameters: r x (d_in + d_out) per adapted matrix per layer."""
     if f.layers is None or f.hidden is None or f.heads is None:
@@ -315,7 +323,8 @@ def serving_throughput(
         "serving",
         tokens,
         "output tokens/s",
-        f"batch {batch} (KV of {input_tokens}+{output_tokens} tokens each in {free_bytes / GB:.0f} GB free) x {output_tokens} tokens"
+        f"batch {batch} (KV of {input_tokens}+{output_tokens} tokens each in {free_bytes / GB:.0f} GB free) x "
+        f"{output_tokens} tokens"
         f" / ({output_tokens} decode steps of {step * 1e3:.1f} ms ({bound}-bound) + {batch} prefills of {prefill * 1e3:.1f} ms)",
     )
 

@@ -192,6 +192,14 @@ def estimate(ctx: Context, model_term: Term, process_term: Term, precision: Term
             lines.append(act)
         else:
             notes.append(f"activations not counted: {model.label}'s layers, hidden size and heads are not all in the KB")
+        logit = consts.get("logit_bytes")
+        if logit is not None and not settings.get("chunked_loss"):
+            line = formulas.logits(model, context=context, batch=batch, bytes_per_logit=logit.value, source=logit.source)
+            if line is not None:
+                lines.append(line)
+                notes.append(
+                    "logits: the loss keeps every token's logits in FP32; a fused or chunked loss avoids it ('with chunked loss')"
+                )
     else:
         lines.append(formulas.weights(model, fmt))
         kv_term = settings.get("kv_precision")
@@ -317,7 +325,8 @@ def plan_for(ctx: Context, form: str, asked: Asked) -> Plan:
     usable = consts.get("usable_share")
     usable_share = usable.value if usable else 1.0
     explanation = [
-        f"workload: {est.process.label} of {est.model.label} ({est.format.label} weights, context {est.settings['context']:,}, batch {est.settings['batch']})",
+        f"workload: {est.process.label} of {est.model.label} ({est.format.label} weights,"
+        f" context {est.settings['context']:,}, batch {est.settings['batch']})",
         f"model facts from: {'; '.join(est.model.sources) or 'no source'}",
     ]
     explanation += [f"assumed: {a}" for a in est.assumed]
@@ -393,8 +402,10 @@ def _how_many_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan: 
         while est.model.heads and est.model.heads % n and n < est.model.heads:
             n += 1
     word = formulas.verdict(need, gpu.memory, usable_share)
-    rows = [["GPUs needed", n, f"smallest count whose per-GPU share fits {usable_share:.0%} of {gpu.memory:g} GB"
-             + (" and divides the attention heads (tensor parallel)" if est.model.heads else ""), usable.source if usable else ""],
+    rule = f"smallest count whose per-GPU share fits {usable_share:.0%} of {gpu.memory:g} GB" + (
+        " and divides the attention heads (tensor parallel)" if est.model.heads else ""
+    )
+    rows = [["GPUs needed", n, rule, usable.source if usable else ""],
             ["per-GPU need (GB)", round(need, 2), "sum of the per-GPU lines of 'memory for ...'", ""],
             ["whole model (GB)", round(est.total, 2), "weights + KV cache/activations + optimizer + runtime", ""]]  # fmt: skip
     explanation.insert(0, f"{n} x {gpu.label}: {word} ({need:.1f} GB per GPU of {gpu.memory:g} GB)")
@@ -460,7 +471,8 @@ def _speed_plan(ctx, asked, est, consts, explanation) -> Plan:  # type: ignore[n
             explanation.insert(0, "warning: the model does not fit this hardware; the speeds assume it did")
     explanation.insert(
         0,
-        f"estimate (not a measurement) on {count} x {gpu.label}: decode {decode.value:.1f} tokens/s, prefill {prefill.value:,.0f} tokens/s",
+        f"estimate (not a measurement) on {count} x {gpu.label}: decode {decode.value:.1f} tokens/s,"
+        f" prefill {prefill.value:,.0f} tokens/s",
     )
     if est.model.experts:
         explanation.append(
@@ -550,7 +562,8 @@ def _time_plan(ctx, asked, est, consts, explanation) -> Plan:  # type: ignore[no
     ]
     explanation.insert(
         0,
-        f"estimate (not a measurement): {hours.value:,.0f} GPU-hours, {days.value:.1f} days on {count} x {gpu.label if gpu else '?'}",
+        f"estimate (not a measurement): {hours.value:,.0f} GPU-hours, {days.value:.1f} days"
+        f" on {count} x {gpu.label if gpu else '?'}",
     )
     runs = ctx.rows(
         "SELECT ?gpu ?gpuLabel ?hours ?tokens WHERE { ?r a kbq:TrainingRun ; kbq:trainedModel ?m ; kbq:gpuHours ?hours ."
@@ -565,6 +578,7 @@ def _time_plan(ctx, asked, est, consts, explanation) -> Plan:  # type: ignore[no
             same, _days = formulas.train_time(
                 params=params, tokens=float(run_tokens), tflops=run_rate, gpus=1, mfu=mfu_value, rate_name=""
             )  # type: ignore[arg-type]
-            line += f"; kbq's formula for that run gives {same.value:,.0f} GPU-hours (estimate / published = {same.value / float(gpu_hours):.2f})"  # type: ignore[arg-type]
+            ratio = same.value / float(gpu_hours)  # type: ignore[arg-type]
+            line += f"; kbq's formula for that run gives {same.value:,.0f} GPU-hours (estimate / published = {ratio:.2f})"
         explanation.append(line)
     return Plan("time", "", ["quantity", "value", "unit", "formula", "source"], explanation=explanation, extra={"rows": rows})
