@@ -122,6 +122,16 @@ def test_ratio_order_is_a_scatter_of_its_two_keys(kb) -> None:  # type: ignore[n
     assert chart["x"]["log"] is (max(x for x, _y in rows.values()) / min(x for x, _y in rows.values()) > 20)
 
 
+def test_an_ascending_ratio_recommends_the_lowest_defined_ratio(kb) -> None:  # type: ignore[no-untyped-def]
+    """'price / tensor asc': a GPU with no tensor rate (0) has no ratio and comes last, never first."""
+    answer = kb.answer("gpus order by price / tensor asc")
+    chart = answer.extra["chart"]
+    assert (chart["x"]["better"], chart["y"]["better"]) == ("higher", "lower")
+    ratios = {p["name"]: p["y"] / p["x"] for p in chart["points"] if p["x"]}
+    assert any(p["x"] == 0 for p in chart["points"])  # the KB has GPUs without tensor cores: the case is exercised
+    assert chart["recommended"] == answer.rows[0][1] == min(ratios, key=lambda n: ratios[n])
+
+
 def test_compare_pairs_every_numeric_attribute(kb) -> None:  # type: ignore[no-untyped-def]
     answer = kb.answer(COMPARE)
     chart = answer.extra["chart"]

@@ -529,7 +529,8 @@ def _order_clause(
         if len(order_keys) == 2:
             per = order_keys[1]
             a, b = constraints.double("?" + key.var), constraints.double("?" + per.var)
-            expr, bound = f"IF({b} != 0, {a} / {b}, ?undefined)", f"BOUND(?{key.var}) && BOUND(?{per.var})"
+            # a ratio over zero is undefined: it sorts last, as a missing figure does
+            expr, bound = f"IF({b} != 0, {a} / {b}, ?undefined)", f"BOUND(?{key.var}) && BOUND(?{per.var}) && {b} != 0"
         descending = ask.order.descending if ask.order.descending is not None else key.higher_is_better
         # a missing figure sorts last either way (SPARQL puts unbound values first in ASC)
         order.append(f"ASC(IF({bound}, 0, 1))")
