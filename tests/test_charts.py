@@ -251,3 +251,13 @@ def test_no_color_in_a_terminal_when_asked() -> None:
 def test_chart_format_on_an_answer_without_a_chart_prints_the_table() -> None:
     run = run_in_pipe(["frameworks for rnn", "--format", "chart"])
     assert run.returncode == 0 and "PyTorch" in run.stdout and "no chart" in run.stderr
+
+
+@pytest.mark.parametrize("question", ["fastest gpu for bert training", "fastest gpu for llama 2 70b inference"])
+def test_measured_evidence_is_drawn_with_its_direction(kb, question: str) -> None:  # type: ignore[no-untyped-def]
+    answer = kb.answer(question)
+    (measured,) = [s for s in answer.extra["chart"]["series"] if s["column"] == "measured"]
+    assert measured["unit"] == answer.rows[0][answer.columns.index("measured_unit")]
+    known = [v for v in measured["values"] if v is not None]
+    assert len(known) >= 2
+    assert known == sorted(known, reverse=measured["better"] == "higher")  # measured results rank first, best first

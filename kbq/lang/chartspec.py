@@ -98,6 +98,8 @@ def gpu_chart(plan: Plan, candidates: list[list[Value]], shown: list[list[Value]
             measured = _series(plan, catalog, "measured", drawn)
             unit_at = columns.index("measured_unit")
             measured["unit"] = next((str(r[unit_at]) for r in drawn if r[unit_at]), "")
+            lower = picture.get("lower_is_better_measures") or []
+            measured["better"] = "lower" if measured["unit"] in lower else "higher"
             series.append(measured)
         if "score" in columns:
             series.append(_series(plan, catalog, "score", drawn))

@@ -469,6 +469,7 @@ def _picture(
         "cost": cost,
         "method": method,
         "profile": profile_line,
+        "lower_is_better_measures": [TRAINING_MEASURE],
     }
 
 

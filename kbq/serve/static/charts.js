@@ -135,7 +135,7 @@ const KbqCharts = (() => {
     const total = parts.reduce((sum, p) => sum + p.value, 0);
     const capacity = spec.capacity || null;
     const usable = capacity ? capacity * (spec.usable_share || 1) : null;
-    const scale = Math.max(total, capacity || 0) || 1;
+    const scale = (Math.max(total, capacity || 0) || 1) * 1.1; // room for the labels at the end
     const W = 860, left = 20, track = 800, barY = 56, barH = 40;
     const legendRows = Math.ceil(parts.length / 3);
     const H = barY + barH + 50 + legendRows * 20;
