@@ -101,7 +101,7 @@ def _breakdown(chart: Chart, width: int, paint: _Paint) -> list[str]:
     scale = max([total, *([capacity] if capacity else [])]) or 1.0
     label_width = min(NAME_WIDTH, max([len(p) for p, _ in parts] + [len("total")]))
     track = _track(width, label_width)
-    per = f" per GPU over {chart['per_gpu']}" if chart.get("per_gpu") else ""
+    per = f" per GPU over {chart['per_gpu']}" if (chart.get("per_gpu") or 0) > 1 else ""
     head = f"memory{per} ({unit})"
     if capacity:
         head += f" on {chart.get('gpu')}: {paint(str(chart.get('verdict')), '1')}"

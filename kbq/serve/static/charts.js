@@ -139,7 +139,7 @@ const KbqCharts = (() => {
     const W = 860, left = 20, track = 800, barY = 56, barH = 40;
     const legendRows = Math.ceil(parts.length / 3);
     const H = barY + barH + 50 + legendRows * 20;
-    const per = spec.per_gpu ? ` per GPU (${spec.per_gpu} GPUs)` : "";
+    const per = spec.per_gpu > 1 ? ` per GPU (${spec.per_gpu} GPUs)` : "";
     const title = `memory${per}: ${withUnit(Number(total.toFixed(3)), unit)}` + (capacity ? ` on ${spec.gpu} of ${withUnit(capacity, unit)}: ${spec.verdict}` : "");
     const summary = title + ". Parts: " + parts.map((p) => `${p.part} ${withUnit(p.value, unit)}`).join(", ") + ".";
     const svg = frame(W, H, title, summary);
