@@ -88,8 +88,8 @@ def _tidy(plan: Plan, rows: list[list[Value]]) -> list[list[Value]]:
                 row[i] = ", ".join(sorted(str(row[i]).split(", ")))
         if (i := cols.get("status")) is not None:
             row[i] = "verified" if not row[i] else "unverified: " + str(row[i]).rstrip("; ")
-        if (i := cols.get("score")) is not None and isinstance(row[i], float):
-            row[i] = round(row[i], 4)
+        if (i := cols.get("score")) is not None and isinstance(score := row[i], float):
+            row[i] = round(score, 4)
         out.append(row)
     return out
 
@@ -150,7 +150,7 @@ def _describe(plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run) -
 
 
 def _compare(plan: Plan, rows: list[list[Value]], catalog: Catalog) -> tuple[list[list[Value]], list[tuple[Key, str]]]:
-    gpus = [str(g) for g in plan.extra.get("gpus", [])]  # type: ignore[union-attr]
+    gpus = [str(g) for g in plan.extra.get("gpus", [])]
     by_gpu: dict[str, dict[str, list[Value]]] = {g: {} for g in gpus}
     for gpu, p, _value, label in rows:
         key = catalog.keys_by_iri.get(str(p))
@@ -189,7 +189,7 @@ def _why(
     explanation.insert(0, f"{name} ranks #{position + 1} of {len(rows)} candidates")
     table: list[list[Value]] = []
     col = {c: i for i, c in enumerate(plan.columns)}
-    for rank, group in enumerate(plan.extra.get("profile_keys", []), start=1):  # type: ignore[arg-type]
+    for rank, group in enumerate(plan.extra.get("profile_keys", []), start=1):
         for key in group:
             values = [v for v in (r[col[key]] for r in rows) if isinstance(v, (int, float)) and not isinstance(v, bool)]
             best = max(values) if values else None
@@ -244,7 +244,7 @@ def run_plan(text: str, plan: Plan, catalog: Catalog, run: Run, *, explain: bool
     elif plan.kind == "compare":
         rows, attributes = _compare(plan, rows, catalog)
         sources: dict[str, list[str]] = {}
-        for iri in plan.extra.get("gpus", []):  # type: ignore[union-attr]
+        for iri in plan.extra.get("gpus", []):
             cited = run(PREFIXES + f"SELECT ?s WHERE {{ {terms.iri(str(iri))} dcterms:source ?s }} ORDER BY ?s").rows
             sources[catalog.label(iri)] = [str(c[0]) for c in cited]
             explanation.append(f"sources for {catalog.label(iri)}: " + ", ".join(sources[catalog.label(iri)]))
@@ -289,8 +289,8 @@ def _evidence(plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run) -
     labels = catalog.labels(iris)
     first = rows[0][at]
     for row in rows:
-        if isinstance(row[at], str):
-            row[at] = labels.get(row[at], row[at])
+        if isinstance(result := row[at], str):
+            row[at] = labels.get(result, result)
     if not isinstance(first, str):
         return []
     found = run(
@@ -311,7 +311,7 @@ def _evidence(plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run) -
 
 def _unknowns(plan: Plan, rows: list[list[Value]]) -> str:
     cols = {c: i for i, c in enumerate(plan.columns)}
-    keys = [k for g in plan.extra.get("profile_keys", []) for k in g]  # type: ignore[union-attr]
+    keys = [k for g in plan.extra.get("profile_keys", []) for k in g]
     parts = []
     for row in rows:
         missing = [k for k in keys if k in cols and row[cols[k]] is None]

@@ -248,8 +248,8 @@ def total_cost(ctx: Context, ask: Ask, fitted: bool, notes: list[str]) -> str | 
     hours = HOURS_PER_YEAR * years * duty
     notes.append(
         f"total cost of ownership: tco_usd = cards x (price + TDP/1000 kW x {hours:,.0f} h ({years:g} years x {HOURS_PER_YEAR} h x "
-        f"{duty:.0%}) x PUE {pue:g} x ${float(rate):g}/kWh)"
-        + (f"; assumed: {', '.join(assumed)} (set 'with 5 years', 'with pue 1.3')" if assumed else "")  # type: ignore[arg-type]
+        f"{duty:.0%}) x PUE {pue:g} x ${float(str(rate)):g}/kWh)"
+        + (f"; assumed: {', '.join(assumed)} (set 'with 5 years', 'with pue 1.3')" if assumed else "")
     )
     energy = f"{constraints.double('?' + tdp.var)} / 1000.0 * {terms.double(hours * pue * float(rate))}"  # type: ignore[arg-type]
     return f"BIND(IF(BOUND(?{price.var}) && BOUND(?{tdp.var}), ({constraints.double('?' + price.var)} + {energy}) * {cards}, ?none) AS ?tco_usd)"
