@@ -184,6 +184,7 @@ def test_time_to_train_compares_with_the_model_card(kb) -> None:
         ("speed of llama 3.1 8b inference", "on WHAT"),
         ("time to train llama 3 8b with 8 x h100 sxm5", "needs the tokens"),
         ("memory for llama 3.1 8b inference with batch 0", "batch must be a whole number"),
+        ("memory for llama 2 inference", r"Llama 2 is a family: name a size \(Llama 2 7B, Llama 2 13B, Llama 2 70B\)"),
     ],
 )
 def test_bad_workload_questions_name_the_problem(kb, question: str, message: str) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from kbq.errors import QueryError
-from kbq.lang import ast
+from kbq.lang import ast, terms
 from kbq.lang.catalog import Term
 from kbq.lang.context import Context
 from kbq.lang.plan import Plan
@@ -120,6 +120,12 @@ def estimate(ctx: Context, model_term: Term, process_term: Term, precision: Term
     """The memory lines for a model and process at a precision with the question's settings."""
     model = facts.model(ctx, model_term)
     if model.params is None:
+        sizes = ctx.rows(
+            f"SELECT ?l WHERE {{ ?v kbq:variantOf {terms.iri(model_term.iri)} ; rdfs:label ?l ; kbq:parameterCount ?p }}"
+            " ORDER BY ?p"
+        )
+        if sizes:
+            raise ctx.error(f"{model.label} is a family: name a size ({', '.join(str(r[0]) for r in sizes)})", None)
         raise ctx.error(f"no parameter count is sourced for {model.label}: kbq cannot size it", None)
     process = facts.process(ctx, process_term)
     consts = facts.constants(ctx)
