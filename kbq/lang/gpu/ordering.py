@@ -48,7 +48,7 @@ def profiles(ctx: Context, subject: Term | None) -> list[dict[str, object]]:
   OPTIONAL {{ ?p kbq:reason ?reason }}
   OPTIONAL {{ ?p kbq:multiGpu/rdfs:label ?multi }}
   OPTIONAL {{ ?p dcterms:source ?source }}
-  OPTIONAL {{ {s} kbq:primaryAlgorithm ?prim . BIND(?prim = ?family AS ?primary) }}
+  OPTIONAL {{ {s} kbq:primaryAlgorithm ?prim . BIND(IF(?prim = ?family, 1, 0) AS ?primary) }}
   FILTER NOT EXISTS {{
     {s} kbq:hasProfile ?q . ?q kbq:authority ?auth ; kbq:profileOf ?qf .
     ?qf rdfs:subClassOf ?family . FILTER(?qf != ?family)
@@ -59,8 +59,8 @@ def profiles(ctx: Context, subject: Term | None) -> list[dict[str, object]]:
     seen: dict[str, dict[str, object]] = {}
     for row in rows:
         entry = seen.setdefault(str(row[0]), dict(zip(names, row, strict=True)))
-        if row[-1] is True:
-            entry["primary"] = True
+        # ?primary is 1/0, not a boolean: Virtuoso 7 returns a projected comparison as an integer
+        entry["primary"] = entry["primary"] is True or row[-1] == 1
     return list(seen.values())
 
 
