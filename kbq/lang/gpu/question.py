@@ -276,6 +276,7 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
     if filters:
         body.append("FILTER (" + "\n     && ".join(filters) + ")")
     decay = float(ctx.cat.config.get("rank_decay", 0.5))  # type: ignore[arg-type]
+    ranking: list[str] = []  # what ranks the candidate rows: score aggregates and BINDs over them
     if metrics:
         score = ordering.score(metrics, decay)
         patterns = sorted(
@@ -289,15 +290,15 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
         for aggregate, cast in score.aggregates:
             var = cast.rsplit("?", 1)[1].rstrip(")")
             inner = ["?gpu a kbq:GPU .", *patterns, *where_filter, cast, f"FILTER(BOUND(?{var}))"]
-            body.append("{ SELECT " + aggregate + " WHERE {\n    " + "\n    ".join(inner) + "\n  } }")
-        body += score.binds
+            ranking.append("{ SELECT " + aggregate + " WHERE {\n    " + "\n    ".join(inner) + "\n  } }")
+        ranking += score.binds
         select.append("?score")
         names.append("score")
     if fit is not None:
         memory = ctx.cat.keys["memory"]
         usable_gb = f"({constraints.double('?' + memory.var)} * {terms.double(fit.usable)} - {terms.double(fit.runtime)})"
-        body.append(f"BIND({terms.double(round(fit.total, 3))} AS ?needed_gb)")
-        body.append(f"BIND(IF({usable_gb} > 0, CEIL({terms.double(fit.model_gb)} / {usable_gb}), ?none) AS ?cards_needed)")
+        ranking.append(f"BIND({terms.double(round(fit.total, 3))} AS ?needed_gb)")
+        ranking.append(f"BIND(IF({usable_gb} > 0, CEIL({terms.double(fit.model_gb)} / {usable_gb}), ?none) AS ?cards_needed)")
         select += ["?needed_gb", "?cards_needed"]
         names += ["needed_gb", "cards_needed"]
     if path_note is not None:
@@ -305,10 +306,25 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
         select.append("?path")
         names.append("precision_path")
     if statuses:
-        parts = [f'IF({s.sparql}, "", {terms.string(s.note + "; ")})' for s in statuses]
+        # which GPUs meet each status: an OPTIONAL group, not IF(EXISTS ...) in a BIND, which Virtuoso 7
+        # evaluates for minutes when the EXISTS holds OPTIONAL and BIND (placement); not an OPTIONAL
+        # subquery either: Virtuoso 7 mixes up several that each project a constant
+        for i, s in enumerate(statuses):
+            body.append(f"OPTIONAL {{ ?gpu a kbq:GPU FILTER({s.sparql}) BIND(1 AS ?known{i}) }}")
+        parts = [f'IF(BOUND(?known{i}), "", {terms.string(s.note + "; ")})' for i, s in enumerate(statuses)]
         body.append(f"BIND(CONCAT({', '.join(parts)}) AS ?status)")
+        # the sort key is bound here, not computed in ORDER BY: Virtuoso 7 fails to compile an
+        # ORDER BY expression over a variable bound with EXISTS (SQ156 "subq ot was supposed to be found")
+        body.append('BIND(IF(?status = "", 0, 1) AS ?unverified)')
         select.append("?status")
         names.append("status")
+    if ranking:
+        # the candidate rows in a DISTINCT subquery, ranked outside it: without it Virtuoso 7 joins the
+        # status OPTIONALs with the score aggregates for a minute per question; DISTINCT keeps it from
+        # being flattened (a row repeated exactly would be a duplicate in the answer anyway)
+        rows = [v for v in select if v not in ("?score", "?needed_gb", "?cards_needed")]
+        rows += ["?unverified"] if statuses else []
+        body = ["{ SELECT DISTINCT " + " ".join(rows) + " WHERE {\n  " + "\n  ".join(body) + "\n  } }", *ranking]
     order = _order_clause(ctx, ask, strategy, order_keys, bool(metrics), fit is not None, bool(statuses))
     limit = ask.limit or (subject.count if subject.count else None) or (mode.limit if mode else None)
     runners_up = bool(mode and mode.runners_up and not any(k is segment for k, _t, _p in subject.qualifiers))
@@ -396,27 +412,33 @@ def _order_words(order: ast.Order | None) -> str | None:
     return order.ratio.text + direction
 
 
+def _unknown(var: str) -> str:
+    """1 when `var` is unbound, else 0, as a sort key. Not IF(BOUND(var), 0, 1): Virtuoso 7 calls
+    every variable a subquery projects bound, even where the subquery left it unbound."""
+    return f"COALESCE(STRLEN(STR({var})) * 0, 1)"
+
+
 def _order_clause(
     ctx: Context, ask: Ask, strategy: str, order_keys: list[Key], scored: bool, fitted: bool = False, statused: bool = False
 ) -> list[str]:
-    order: list[str] = ["ASC(IF(?status = \"\", 0, 1))"] if statused else []  # verified rows first
+    order: list[str] = ["ASC(?unverified)"] if statused else []  # verified rows first
     cards = "?cards_needed" if fitted else "1"
     if ask.order is not None:
         key = order_keys[0]
-        expr, bound = f"?{key.var}", f"BOUND(?{key.var})"
+        expr, unknown = f"?{key.var}", _unknown(f"?{key.var}")
         if len(order_keys) == 2:
             per = order_keys[1]
             a, b = constraints.double("?" + key.var), constraints.double("?" + per.var)
-            expr, bound = f"IF({b} != 0, {a} / {b}, ?undefined)", f"BOUND(?{key.var}) && BOUND(?{per.var})"
+            expr, unknown = f"IF({b} != 0, {a} / {b}, ?undefined)", f"IF({unknown} + {_unknown('?' + per.var)} > 0, 1, 0)"
         descending = ask.order.descending if ask.order.descending is not None else key.higher_is_better
         # a missing figure sorts last either way (SPARQL puts unbound values first in ASC)
-        order.append(f"ASC(IF({bound}, 0, 1))")
+        order.append(f"ASC({unknown})")
         order.append(f"DESC({expr})" if descending else f"ASC({expr})")
     elif strategy in ("price", "value", "efficiency"):
         price_or_power = ctx.cat.keys.get("tdp" if strategy == "efficiency" else "price")
         if price_or_power is not None:
             var = f"?{price_or_power.var}"
-            order.append(f"ASC(IF(BOUND({var}), 0, 1))")
+            order.append(f"ASC({_unknown(var)})")
             cost = f"({constraints.double(var)} * {cards})"
             if strategy == "price":
                 order.append(f"ASC({cost})")
