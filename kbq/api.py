@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from kbq.lang.catalog import Catalog
     from kbq.lang.plan import Plan, PlanCache
     from kbq.lang.run import Result
-    from kbq.models import GPU, Answer, Entity, SparqlResult
+    from kbq.models import GPU, Answer, Entity, Estimate, SparqlResult
 
 
 class KnowledgeBase:
@@ -128,8 +128,8 @@ class KnowledgeBase:
         return Answer.model_validate(result, from_attributes=True)
 
     def compile(self, text: str) -> str:
-        """The SPARQL a kbq question compiles to."""
-        return self.plan(text).sparql
+        """The SPARQL a kbq question compiles to (for a computed answer, the look-ups it reads)."""
+        return self.plan(text).shown_sparql()
 
     def gpus(
         self,
@@ -153,6 +153,97 @@ class KnowledgeBase:
         )
         answer = run_plan(text, plan, self.catalog, self._run)
         return [GPU.model_validate(records.gpu_record(self.catalog, self._run, str(row[0]))) for row in answer.rows]
+
+    def _estimate(self, form: str, model: str, **options: object) -> Estimate:
+        from kbq.lang.run import run_plan
+        from kbq.lang.workload.library import workload_plan
+        from kbq.models import Estimate, EstimateLine
+
+        process = options.pop("process", None)
+        precision = options.pop("precision", None)
+        gpu = options.pop("gpu", None)
+        gpus = int(options.pop("gpus", 1) or 1)  # type: ignore[call-overload]
+        text, plan = workload_plan(
+            self.catalog,
+            self._run,
+            form,
+            model,
+            process=process,
+            precision=precision,
+            gpu=gpu,
+            gpus=gpus,
+            settings=options,  # type: ignore[arg-type]
+        )
+        result = run_plan(text, plan, self.catalog, self._run)
+        lines = []
+        for row in result.rows:
+            if form == "memory":
+                per_gpu = row[2] if len(row) == 5 else None
+                lines.append(
+                    EstimateLine(
+                        part=str(row[0]), value=row[1], unit="GB", per_gpu=per_gpu, formula=str(row[-2]), source=str(row[-1])
+                    )
+                )
+            else:
+                lines.append(
+                    EstimateLine(
+                        part=str(row[0]),
+                        value=row[1],
+                        unit=str(row[2]) if len(row) == 5 else "",
+                        formula=str(row[-2]),
+                        source=str(row[-1]),
+                    )
+                )
+        chart = result.extra.get("chart", {})
+        return Estimate(
+            question=text,
+            kind=result.kind,
+            lines=lines,
+            explanation=result.explanation,
+            chart=chart if isinstance(chart, dict) else {},
+        )
+
+    def memory(
+        self,
+        model: str,
+        *,
+        process: str | None = None,
+        precision: str | None = None,
+        context: int | None = None,
+        batch: int | None = None,
+        gpu: str | None = None,
+        gpus: int = 1,
+        zero_stage: int | None = None,
+        offload: bool = False,
+        lora_rank: int | None = None,
+        kv_precision: str | None = None,
+    ) -> Estimate:
+        """Memory for a model (weights, KV cache, activations, gradients, optimizer, runtime).
+
+        >>> kb.memory("llama 3.1 8b", precision="fp16", context=8192).lines[0].part  # doctest: +SKIP
+        'weights'
+        """
+        kv = None
+        if kv_precision is not None:
+            kv = self.catalog.resolve(kv_precision, ["https://kbq.dev/ontology#Precision"])
+        return self._estimate(
+            "memory", model, process=process, precision=precision, gpu=gpu, gpus=gpus, context=context, batch=batch,
+            zero_stage=zero_stage, offload=offload or None, lora_rank=lora_rank, kv_precision=kv,
+        )  # fmt: skip
+
+    def speed(
+        self, model: str, *, gpu: str, gpus: int = 1, precision: str | None = None, context: int | None = None,
+        batch: int | None = None, mfu: float | None = None, bandwidth_efficiency: float | None = None,
+    ) -> Estimate:  # fmt: skip
+        """Decode and prefill tokens/s on `gpus` x `gpu` (an estimate with its formula and constants)."""
+        return self._estimate(
+            "speed", model, process=None, precision=precision, gpu=gpu, gpus=gpus, context=context, batch=batch,
+            mfu=mfu, bandwidth_efficiency=bandwidth_efficiency,
+        )  # fmt: skip
+
+    def train_time(self, model: str, *, tokens: float, gpu: str, gpus: int = 1, mfu: float | None = None) -> Estimate:
+        """GPU-hours and days to train on `tokens` with `gpus` x `gpu` (6 x N x D / (GPUs x FLOPS x MFU))."""
+        return self._estimate("time", model, process=None, precision=None, gpu=gpu, gpus=gpus, tokens=tokens, mfu=mfu)
 
     def entity(self, name: str) -> Entity:
         """Anything in the KB by label or alternative label."""

@@ -17,8 +17,8 @@ import pyoxigraph as ox
 import rdflib
 from rdflib import OWL, RDF, RDFS, XSD, Literal, URIRef
 
-from kbq.errors import InconsistencyError, KnowledgeFileError
 from kbq.build.loader import Triple, from_ox, to_ox_quad
+from kbq.errors import InconsistencyError, KnowledgeFileError
 
 MAX_ROUNDS = 20
 _BUILTIN = (

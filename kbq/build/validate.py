@@ -7,9 +7,9 @@ from pathlib import Path
 import rdflib
 from rdflib.namespace import SH
 
-from kbq.store import resources
-from kbq.errors import ValidationError, Violation
 from kbq.build.loader import LoadedKnowledge, load
+from kbq.errors import ValidationError, Violation
+from kbq.store import resources
 
 
 def _short(node: rdflib.term.Node) -> str:

@@ -27,7 +27,7 @@ from kbq.store.resources import KB_NS, KBQ_NS
 
 Run = Callable[[str], Table]
 CATALOG = "kbq-catalog.marshal"
-CATALOG_FORMAT = 3
+CATALOG_FORMAT = 4
 XSD = "http://www.w3.org/2001/XMLSchema#"
 RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
 OWL_CLASS = "http://www.w3.org/2002/07/owl#Class"
@@ -119,7 +119,8 @@ class Catalog:
 
     def __init__(self, run: Run | None = None) -> None:
         self.run = run
-        self.keys: dict[str, Key] = {}  # normalised key, label or alias -> Key
+        self.keys: dict[str, Key] = {}  # normalised key, label or alias -> Key (GPU keys, the language's default)
+        self.domain_keys: dict[str, dict[str, Key]] = {}  # domain class -> its own keys (cloud instances ...)
         self.keys_by_iri: dict[str, Key] = {}
         self.units: dict[str, list[Unit]] = defaultdict(list)  # normalised name -> units (any dimension)
         self.modes: dict[str, Mode] = {}  # normalised label -> mode
@@ -185,13 +186,21 @@ class Catalog:
                 precision=str(prec) if prec else None,
             )
             self.keys_by_iri[entry.iri] = entry
-            self.keys[normalise(entry.key)] = entry
+            self._place(normalise(entry.key), entry, first=True)
         aliases = run(
             PREFIXES + "SELECT ?p ?alt WHERE { ?p kbq:queryKey ?k . { ?p skos:altLabel ?alt } UNION { ?p rdfs:label ?alt } }"
         )
         for p, alt in aliases.rows:
             if (aliased := self.keys_by_iri.get(str(p))) is not None:
-                self.keys.setdefault(normalise(str(alt)), aliased)
+                self._place(normalise(str(alt)), aliased, first=False)
+
+    def _place(self, name: str, key: Key, *, first: bool) -> None:
+        """GPU keys (domain GPU or none) in `keys`; other domains' keys in their own table."""
+        table = self.keys if key.domain in (None, KBQ_NS + "GPU") else self.domain_keys.setdefault(key.domain or "", {})
+        if first:
+            table[name] = key
+        else:
+            table.setdefault(name, key)
 
     def _read_words(self, run: Run) -> None:
         modes = run(
@@ -245,7 +254,9 @@ class Catalog:
     def _data(self) -> dict[str, object]:
         return {
             "format": CATALOG_FORMAT,
+            "code": _code_stamp(),
             "keys": {k: v.iri for k, v in self.keys.items()},
+            "domain_keys": {d: {k: v.iri for k, v in t.items()} for d, t in self.domain_keys.items()},
             "keys_by_iri": [tuple(k) for k in self.keys_by_iri.values()],
             "units": {k: [tuple(u) for u in us] for k, us in self.units.items()},
             "modes": {k: tuple(m) for k, m in self.modes.items()},
@@ -256,11 +267,12 @@ class Catalog:
 
     @classmethod
     def _from_data(cls, data: dict, run: Run | None) -> Catalog:  # type: ignore[type-arg]
-        if data.get("format") != CATALOG_FORMAT:
-            raise ValueError("old catalog format")
+        if data.get("format") != CATALOG_FORMAT or data.get("code") != _code_stamp():
+            raise ValueError("a catalog written by other code")
         cat = cls(run)
         cat.keys_by_iri = {k[0]: Key(*k) for k in data["keys_by_iri"]}
         cat.keys = {name: cat.keys_by_iri[iri] for name, iri in data["keys"].items()}
+        cat.domain_keys = {d: {n: cat.keys_by_iri[i] for n, i in t.items()} for d, t in data["domain_keys"].items()}
         cat.units = defaultdict(list, {k: [Unit(*u) for u in us] for k, us in data["units"].items()})
         cat.modes = {k: Mode(*m) for k, m in data["modes"].items()}
         cat.settings = {k: Setting(*s) for k, s in data["settings"].items()}
@@ -400,18 +412,20 @@ class Catalog:
 
     # --- keys and units ------------------------------------------------------------------------
 
-    def key(self, text: str, *, query: str = "", column: int | None = None) -> Key:
-        found = self.keys.get(normalise(text))
+    def key(self, text: str, *, query: str = "", column: int | None = None, domain: str | None = None) -> Key:
+        """A query key by name: the domain's own keys first (e.g. cloud instances), then GPU keys."""
+        table = {**self.keys, **self.domain_keys.get(domain or "", {})}
+        found = table.get(normalise(text))
         if found is not None:
             return found
         import difflib  # only on the error path
 
-        close = difflib.get_close_matches(normalise(text), list(self.keys), n=3, cutoff=0.5)
+        close = difflib.get_close_matches(normalise(text), list(table), n=3, cutoff=0.5)
         raise UnknownTermError(
             f"unknown key '{text}' (`kbq keys` lists them)",
             query=query,
             column=column,
-            suggestions=list(dict.fromkeys(self.keys[c].key for c in close)),
+            suggestions=list(dict.fromkeys(table[c].key for c in close)),
         )
 
     def unit(self, text: str, dimension: str | None) -> Unit | None:
@@ -431,6 +445,12 @@ class Catalog:
         """Object-valued GPU keys whose range is one of these types (a qualifier's key)."""
         types = set(types)
         return [k for k in self.gpu_keys() if k.is_object and k.range in types]
+
+
+def _code_stamp() -> str:
+    """Size and mtime of this module: a catalog cached by other code is read again."""
+    st = os.stat(__file__)
+    return f"{st.st_size}:{st.st_mtime_ns}"
 
 
 def _local(iri: str) -> str:

@@ -8,6 +8,7 @@ from kbq.lang import ast, knowledge
 from kbq.lang.catalog import OWL_CLASS, Catalog, Run, Term, k
 from kbq.lang.context import Context
 from kbq.lang.gpu.question import compile_gpus
+from kbq.lang.instances import INSTANCE, compile_instances
 from kbq.lang.plan import Plan
 from kbq.lang.words import GPU, Subject
 
@@ -20,6 +21,8 @@ def compile_ast(question: ast.Question, catalog: Catalog, run: Run, text: str) -
         subject = ctx.words.subject(question.subject, question.link)
         if subject.cls.iri == GPU:
             return compile_gpus(ctx, question, subject)
+        if subject.cls.iri == INSTANCE:
+            return compile_instances(ctx, question, subject)
         if subject.mode is not None or question.clauses:
             first = question.clauses[0] if question.clauses else None
             column = _clause_column(first) if first is not None else question.subject.column
@@ -41,7 +44,9 @@ def compile_ast(question: ast.Question, catalog: Catalog, run: Run, text: str) -
         return why(ctx, question)
     from kbq.lang.workload.question import compile_workload
 
-    return compile_workload(ctx, question)
+    plan = compile_workload(ctx, question)
+    plan.extra["lookups"] = ctx.lookups
+    return plan
 
 
 def why(ctx: Context, q: ast.WhyQuestion) -> Plan:

@@ -31,6 +31,7 @@ class Context:
         self.run = run
         self.text = text
         self.words = Words(catalog, text)
+        self.lookups: list[str] = []  # the fact queries run while compiling (shown for computed answers)
 
     def error(self, message: str, column: int | None, **extra: list[str]) -> QueryError:
         return QueryError(message, query=self.text, column=column, **extra)
@@ -38,4 +39,5 @@ class Context:
     def rows(self, sparql: str) -> list[list[Value]]:
         from kbq.lang.catalog import PREFIXES
 
+        self.lookups.append(PREFIXES + sparql)
         return self.run(PREFIXES + sparql).rows

@@ -100,6 +100,7 @@ def describe(ctx: Context, q: ast.DescribeQuestion) -> Plan:
   UNION
   {{ ?value ?p {terms.iri(term.iri)} . ?value rdfs:label ?any . ?p rdfs:label ?pl0 .
      FILTER (?p NOT IN (rdf:type, rdfs:subClassOf, kbq:involvesFamily, kbq:hasProfile))
+     FILTER NOT EXISTS {{ {{ ?p owl:inverseOf ?back }} UNION {{ ?back owl:inverseOf ?p }} }}
      BIND (CONCAT("(is ", STR(?pl0), " of)") AS ?property) }}
   OPTIONAL {{ ?value rdfs:label ?vl }}
   BIND (COALESCE(?vl, ?value) AS ?valueLabel)

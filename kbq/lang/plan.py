@@ -49,6 +49,17 @@ class Plan:
         self.limit, self.subject = limit, subject
         self.extra = extra or {}
 
+    def shown_sparql(self) -> str:
+        """The SPARQL behind the answer: the query itself, or for an answer computed from facts
+        (memory, speed, time, how many) every look-up the arithmetic read, in order."""
+        if self.sparql:
+            return self.sparql
+        lookups = [str(q) for q in self.extra.get("lookups", [])]  # type: ignore[union-attr]
+        return "\n\n".join(
+            f"# look-up {n} of {len(lookups)} ({self.kind} is computed from these facts)\n{q}"
+            for n, q in enumerate(lookups, start=1)
+        )
+
     def to_data(self) -> tuple[object, ...]:
         return tuple(getattr(self, f) for f in self.FIELDS)
 

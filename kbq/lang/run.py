@@ -231,6 +231,7 @@ def run_plan(text: str, plan: Plan, catalog: Catalog, run: Run, *, explain: bool
         if rows and plan.extra.get("best"):
             explanation.insert(0, f"best: {rows[0][1]}")
         explanation[1:1] = lines
+        explanation[1:1] = _evidence(plan, rows, catalog, run)
         unknown = _unknowns(plan, rows)
         if unknown:
             explanation.append("unknown figures (no source in the KB; each counted as the candidates' mean): " + unknown)
@@ -249,6 +250,10 @@ def run_plan(text: str, plan: Plan, catalog: Catalog, run: Run, *, explain: bool
         for iri in plan.extra.get("gpus", []):  # type: ignore[union-attr]
             cited = run(PREFIXES + f"SELECT ?s WHERE {{ {terms.iri(str(iri))} dcterms:source ?s }} ORDER BY ?s").rows
             explanation.append(f"sources for {catalog.label(iri)}: " + ", ".join(str(c[0]) for c in cited))
+    elif plan.kind == "instances":
+        if not rows:
+            raise NoResultError("no cloud instance matches: " + "; ".join(c[0] for c in plan.constraints))
+        rows = [list(r) for r in rows]
     elif plan.kind == "list":
         rows = [list(r) for r in rows]
         if not rows:
@@ -264,12 +269,41 @@ def run_plan(text: str, plan: Plan, catalog: Catalog, run: Run, *, explain: bool
         kind=plan.kind,
         columns=columns,
         rows=rows,
-        sparql=plan.sparql,
+        sparql=plan.shown_sparql(),
         explanation=explanation,
         removed=removed,
         units=plan.units,
         extra=extra or {k: v for k, v in plan.extra.items() if k in ("breakdown", "chart")},
     )
+
+
+def _evidence(plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run) -> list[str]:
+    """The measurement that decided the first row, and result labels instead of IRIs."""
+    if "evidence" not in plan.columns or not rows:
+        return []
+    at = plan.columns.index("evidence")
+    iris = [r[at] for r in rows if isinstance(r[at], str)]
+    labels = catalog.labels(iris)
+    first = rows[0][at]
+    for row in rows:
+        if isinstance(row[at], str):
+            row[at] = labels.get(row[at], row[at])
+    if not isinstance(first, str):
+        return []
+    found = run(
+        PREFIXES
+        + f"""SELECT ?system ?round ?division ?scenario ?value ?unit ?url WHERE {{ BIND({terms.iri(first)} AS ?r)
+  OPTIONAL {{ ?r kbq:system ?system }} OPTIONAL {{ ?r kbq:round ?round }} OPTIONAL {{ ?r kbq:division ?division }}
+  OPTIONAL {{ ?r kbq:scenario ?scenario }} OPTIONAL {{ ?r kbq:resultValue ?value }} OPTIONAL {{ ?r kbq:resultUnit ?unit }}
+  OPTIONAL {{ ?r kbq:resultUrl ?url }} }} LIMIT 1"""
+    ).rows
+    if not found:
+        return []
+    system, round_, division, scenario, value, unit, url = found[0]
+    return [
+        f"decided by measured evidence [measured]: {labels.get(first, first)} - {system}, {round_}, {division}, {scenario}: "
+        f"{value} {unit} as published ({url})"
+    ]
 
 
 def _unknowns(plan: Plan, rows: list[list[Value]]) -> str:

@@ -248,6 +248,7 @@ class Words:
         phrase = ast.Phrase(words)
         runs = self.runs(phrase)
         term = process = precision = None
+        term_start = term_end = -1
         i = 0
         while i < len(words):
             for j in range(len(words), i, -1):
@@ -256,7 +257,7 @@ class Words:
                     self.cat.resolve(_join(words[i:j]), WORKLOAD_TYPES, query=self.text, column=words[i].column)  # raises
                 picked = _pick(found, WORKLOAD_TYPES) if term is None else None
                 if picked is not None:
-                    term = picked
+                    term, term_start, term_end = picked, i, j
                 elif process is None and (p := _pick(found, (PROCESS,))) is not None:
                     process = p
                 elif precision is None and (p := _pick(found, (PRECISION,))) is not None:
@@ -272,7 +273,8 @@ class Words:
                     if all(_pick(runs.get((j, e), []), (PROCESS, PRECISION)) is not None for e in (len(words),)):
                         stop = j
                         break
-                rest = phrase.slice(i, stop)
+                start = term_start if term_end == i else i  # 'llama 9000': report the whole name
+                rest = phrase.slice(start, stop)
                 raise UnknownTermError(
                     f"unknown workload '{rest.text}'",
                     query=self.text,
@@ -310,6 +312,8 @@ class Words:
         settings = self.settings(phrase)
         if settings is not None:
             return settings
+        if (bare := self.bare_quantity(words)) is not None:
+            return [bare]
         expected = {
             "with": "a setting (128k context, batch 4, a 1600 w psu, mfu 40%, zero 3, offload) or a condition (memory >= 24gb)",
             "on": "a chassis (a 4-gpu workstation, dense 9-card server), hardware (2 x rtx 4090) or a year",
@@ -323,6 +327,22 @@ class Words:
             suggestions=self.cat.suggest(phrase.text, [PRECISION, CHASSIS_KIND, GPU] if clause.keyword != "with" else None),
         )
 
+    def bare_quantity(self, words: tuple[ast.Word, ...]) -> SettingValue | None:
+        """'at $0.15/kwh', 'at 40%': a quantity whose unit belongs to exactly one setting's dimension."""
+        if not words or words[0].kind != "number":
+            return None
+        match = _QUANTITY.match(words[0].text)
+        if match is None:
+            return None
+        unit_text = match.group(1) + match.group(3) + "".join(w.text for w in words[1:])
+        dims = {u.dimension for u in self.cat.units.get(normalise(unit_text), [])}
+        found = {s.name: s for s in self.cat.settings.values() if s.dimension in dims and s.dimension is not None}
+        if len(found) != 1:
+            return None
+        setting = next(iter(found.values()))
+        quantity = self.quantity(words, setting.dimension, setting.label)
+        return SettingValue(setting, quantity.value, None, words[0].column)
+
     def ceiling(self, words: tuple[ast.Word, ...]) -> Ceiling:
         unit_texts = [normalise(_unit_part(w.text)) for w in words[:2]]
         quantity_dims = {u.dimension for t in unit_texts if t for u in self.cat.units.get(t, [])}
@@ -333,14 +353,22 @@ class Words:
                 quantity = self.quantity(words, key.dimension, key.key)
                 return Ceiling(key, quantity.value / key.factor, quantity.text, words[0].column)
         raise self.error(
-            f"'under {' '.join(w.text for w in words)}' needs an amount with a unit of a lower-is-better key (e.g. under $2000, under 300 w)",
+            f"'under {' '.join(w.text for w in words)}' needs an amount with a unit of a lower-is-better key "
+            "(e.g. under $2000, under 300 w)",
             words[0].column,
         )
 
     def hardware(self, phrase: ast.Phrase) -> Hardware | None:
-        """'2 x rtx 4090', '64 x h100 sxm5', '8 gpus', '4 h100s'."""
+        """'2 x rtx 4090', '64 x h100 sxm5', '8 gpus', '4 h100s'; a bare GPU name ('an h100 sxm5') is one card."""
         words = phrase.words
-        if not words or words[0].kind != "number":
+        if words and words[0].kind != "number":
+            if words[0].text.lower() in ("a", "an", "one", "single", "a single") and len(words) > 1:
+                words = words[1:]
+            found = [t for t in self.cat.candidates(ast.Phrase(words).text, [GPU, GPU_FAMILY]) if t.is_a(GPU, GPU_FAMILY)]
+            if len(found) > 1:
+                self.cat.resolve(ast.Phrase(words).text, [GPU, GPU_FAMILY], query=self.text, column=words[0].column, what="GPU")
+            return Hardware(1, found[0], phrase.column) if len(found) == 1 else None
+        if not words:
             return None
         head = words[0].text
         rest = words[1:]

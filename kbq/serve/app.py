@@ -164,7 +164,9 @@ def create_app(config: ServerConfig, info: SnapshotInfo) -> Starlette:
         max_results=config.max_results,
         sandbox=config.sandbox,
     )
-    state = ServerState(config=config, info=info, served_graphs=frozenset({ASSERTED_GRAPH, INFERRED_GRAPH, NAMES_GRAPH}), pool=pool)
+    state = ServerState(
+        config=config, info=info, served_graphs=frozenset({ASSERTED_GRAPH, INFERRED_GRAPH, NAMES_GRAPH}), pool=pool
+    )
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -215,7 +215,12 @@ def placement(ctx: Context, chassis: Chassis) -> tuple[list[Constraint], list[St
         f"EXISTS {{ ?gpu kbq:boardDesign ?dk . ?dk kbq:cooling ?ck . FILTER NOT EXISTS {{ ?ck kbq:needsForcedAirflow true .\n"
         f" FILTER NOT EXISTS {{ {kind} kbq:forcedAirflow true }} }} }}"
     )
-    statuses.append(Status(f"no board's cooling is sourced (a passive board would need a {chassis.kind.label} with server airflow)", airflow_known))
+    statuses.append(
+        Status(
+            f"no board's cooling is sourced (a passive board would need a {chassis.kind.label} with server airflow)",
+            airflow_known,
+        )
+    )
     if cards > 1:
         count = terms.integer(cards)
         constraints.append(

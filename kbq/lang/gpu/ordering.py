@@ -1,9 +1,6 @@
 """How GPUs are ranked: the workload's requirement profile (from the KB, inherited through the
 algorithm families) turned into one score per GPU, computed in SPARQL.
 
-Each max (or min) is its own subquery over the candidates with the figure known: some stores
-(pyoxigraph) make an aggregate unbound when any input is unbound.
-
 score = sum over ranks r of w_r * s_r / sum over ranks r of w_r, where w_r = decay^(r-1) (decay
 from the KB) and s_r is the mean of rank r's normalised figures (v / max over the candidates;
 min / v for lower-is-better keys). A missing figure is unknown, neither zero nor best: it counts
@@ -48,7 +45,8 @@ def profiles(ctx: Context, subject: Term | None) -> list[dict[str, object]]:
   OPTIONAL {{ ?p kbq:reason ?reason }}
   OPTIONAL {{ ?p kbq:multiGpu/rdfs:label ?multi }}
   OPTIONAL {{ ?p dcterms:source ?source }}
-  OPTIONAL {{ {s} kbq:primaryAlgorithm ?prim . BIND(IF(?prim = ?family, 1, 0) AS ?primary) }}
+  OPTIONAL {{ {s} kbq:primaryAlgorithm ?prim }}
+  BIND(IF(COALESCE(?prim = ?family, false), 1, 0) AS ?primary)
   FILTER NOT EXISTS {{
     {s} kbq:hasProfile ?q . ?q kbq:authority ?auth ; kbq:profileOf ?qf .
     ?qf rdfs:subClassOf ?family . FILTER(?qf != ?family)
@@ -134,7 +132,11 @@ class Score(NamedTuple):
 
 
 def score(groups: list[list[Metric]], decay: float) -> Score:
-    """One ?score from the ranked groups of metrics (see the module's docstring)."""
+    """One ?score from the ranked groups of metrics (see the module's docstring).
+
+    All aggregates come from one pass over the candidates: an unknown figure is kept out of
+    MAX / MIN by a sentinel and out of the mean by counting only known figures (some stores,
+    pyoxigraph among them, make an aggregate unbound when any input is unbound)."""
     aggregates: list[tuple[str, str]] = []
     binds: list[str] = []
     weights, weighted = [], []
@@ -144,13 +146,17 @@ def score(groups: list[list[Metric]], decay: float) -> Score:
         for m in group:
             value = double(m.expr)
             cast = f"BIND({value} AS ?d_{m.name})"
-            aggregates.append((f"(AVG(?d_{m.name}) AS ?avg_{m.name})", cast))
+            d = f"?d_{m.name}"
+            aggregates.append((f"(SUM(COALESCE({d}, 0.0)) AS ?sum_{m.name}) (SUM(IF(BOUND({d}), 1.0, 0.0)) AS ?cnt_{m.name})", cast))
             if m.higher_is_better:
-                aggregates.append((f"(MAX(?d_{m.name}) AS ?max_{m.name})", cast))
-                norm = f"IF(?max_{m.name} > 0, COALESCE({value}, ?avg_{m.name}) / ?max_{m.name}, 0.0)"
+                aggregates.append((f"(MAX(COALESCE({d}, -1.0e300)) AS ?max_{m.name})", cast))
             else:
-                aggregates.append((f"(MIN(?d_{m.name}) AS ?min_{m.name})", cast))
-                norm = f"IF(COALESCE({value}, ?avg_{m.name}) > 0, ?min_{m.name} / COALESCE({value}, ?avg_{m.name}), 0.0)"
+                aggregates.append((f"(MIN(COALESCE({d}, 1.0e300)) AS ?min_{m.name})", cast))
+            avg = f"(?sum_{m.name} / ?cnt_{m.name})"
+            if m.higher_is_better:
+                norm = f"IF(?cnt_{m.name} > 0 && ?max_{m.name} > 0, COALESCE({value}, {avg}) / ?max_{m.name}, ?none)"
+            else:
+                norm = f"IF(?cnt_{m.name} > 0 && COALESCE({value}, {avg}) > 0, ?min_{m.name} / COALESCE({value}, {avg}), ?none)"
             binds.append(f"BIND({norm} AS ?n_{m.name})")
             parts.append(f"COALESCE(?n_{m.name}, 0.0)")
             known.append(f"IF(BOUND(?n_{m.name}), 1.0, 0.0)")

@@ -117,7 +117,9 @@ def understand(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Ask:
                     if item.setting.name == "psu":
                         psu = item.value
                     else:
-                        settings[item.setting.name] = item.term if item.term is not None else (True if item.value is None else item.value)
+                        settings[item.setting.name] = (
+                            item.term if item.term is not None else (True if item.value is None else item.value)
+                        )
                         settings["_column_" + item.setting.name] = item.column
     if chassis is not None:
         cards = chassis.cards or cards
@@ -147,6 +149,9 @@ class Fit(NamedTuple):
     model_gb: float  # what splits over GPUs (total minus the per-GPU runtime)
     runtime: float  # per-GPU runtime reserve, GB
     usable: float  # share of a GPU's memory to fill
+    weight_bytes: float | None = None  # weights read per decoded token (active parameters)
+    kv_bytes: float = 0.0  # KV cache of one sequence at the context
+    batch: int = 1
 
 
 def memory_fit(ctx: Context, ask: Ask, workload: Term | None, notes: list[str]) -> Fit | None:
@@ -176,7 +181,78 @@ def memory_fit(ctx: Context, ask: Ask, workload: Term | None, notes: list[str]) 
     )
     notes += [f"assumed: {a}" for a in est.assumed]
     notes += est.notes
-    return Fit(est.model.label, est.total, est.total - runtime, runtime, share)
+    training = est.process.training
+    return Fit(
+        est.model.label, est.total, est.total - runtime, runtime, share,
+        None if training else est.weight_bytes_active, est.kv_bytes_per_seq, int(est.settings.get("batch", 1) or 1),  # type: ignore[call-overload]
+    )  # fmt: skip
+
+
+TRAINING_MEASURE = "accelerator-minutes"
+
+
+def measured_evidence(ctx: Context, ask: Ask, workload: Term | None, strategy: str, notes: list[str]) -> str | None:
+    """The best published measurement per GPU for the workload (MLPerf, per accelerator), as a
+    pattern binding ?measured, ?measured_unit, ?evidence and ?measured_rank (lower ranks first)."""
+    if workload is None:
+        return None
+    process = ask.process.iri if ask.process else None
+    wl = terms.iri(workload.iri)
+    proc = f"?r kbq:forProcessOf {terms.iri(process)} ." if process else ""
+    counts = ctx.rows(
+        f"SELECT (COUNT(DISTINCT ?r) AS ?n) (COUNT(DISTINCT ?g) AS ?gpus) (SAMPLE(?unit) AS ?u) WHERE {{"
+        f" {{ ?r kbq:benchmarkModel {wl} }} UNION {{ ?r kbq:benchmarkModel ?m . ?m kbq:variantOf {wl} }}"
+        f" {proc} ?r kbq:accelerator ?g ; kbq:perAccelerator ?pa ; kbq:perAcceleratorUnit ?unit . }}"
+    )
+    n, gpus, unit = counts[0] if counts else (0, 0, None)
+    if not n:
+        if strategy == "evidence":
+            notes.append(f"no published measurement for {workload.label} in the KB: ranked by the profile")
+        return None
+    lower = str(unit) == TRAINING_MEASURE
+    best = "MIN" if lower else "MAX"
+    notes.append(
+        f"evidence: {n} published results ({unit}, normalised per accelerator by kbq; MLPerf does not endorse per-accelerator "
+        f"figures) on {gpus} GPUs for {workload.label}; 'measured' is each GPU's best ({'lowest' if lower else 'highest'})"
+    )
+    match = (
+        f"{{ ?r kbq:benchmarkModel {wl} }} UNION {{ ?r kbq:benchmarkModel ?m . ?m kbq:variantOf {wl} }} {proc}"
+        " ?r kbq:accelerator ?gpu ; kbq:perAccelerator ?pa ; kbq:perAcceleratorUnit ?unit ."
+    )
+    rank = "?measured" if lower else "(0.0 - ?measured)"
+    return (
+        f"OPTIONAL {{ SELECT ?gpu ({best}(?pa) AS ?measured) (SAMPLE(?unit) AS ?measured_unit) WHERE {{ {match} }} GROUP BY ?gpu }}\n"
+        f"  OPTIONAL {{ SELECT ?gpu ?pa2 (SAMPLE(?r2) AS ?evidence) WHERE {{ {match.replace('?r ', '?r2 ').replace('?pa', '?pa2').replace('?m ', '?m2 ').replace('?unit', '?unit2')} }}"
+        f" GROUP BY ?gpu ?pa2 }} FILTER(!BOUND(?pa2) || !BOUND(?measured) || ?pa2 = ?measured)\n"
+        f"  BIND(IF(BOUND(?measured), {rank}, 0.0) AS ?measured_rank)"
+    )
+
+
+HOURS_PER_YEAR = 24 * 365
+
+
+def total_cost(ctx: Context, ask: Ask, fitted: bool, notes: list[str]) -> str | None:
+    """Total cost of ownership when the question gives an electricity price ('at $0.15/kwh'):
+    cards x (price + board power x hours x years x utilisation x PUE x $/kWh)."""
+    rate = ask.settings.get("electricity")
+    if rate is None:
+        return None
+    years = float(ask.settings.get("years") or 3)  # type: ignore[arg-type]
+    duty = float(ask.settings.get("duty") or 1.0)  # type: ignore[arg-type]
+    pue = float(ask.settings.get("pue") or 1.0)  # type: ignore[arg-type]
+    assumed = [
+        w for w, key in (("3 years", "years"), ("utilisation 100%", "duty"), ("PUE 1.0", "pue")) if key not in ask.settings
+    ]
+    price, tdp = ctx.cat.keys["price"], ctx.cat.keys["tdp"]
+    cards = "?cards_needed" if fitted else "1"
+    hours = HOURS_PER_YEAR * years * duty
+    notes.append(
+        f"total cost of ownership: tco_usd = cards x (price + TDP/1000 kW x {hours:,.0f} h ({years:g} years x {HOURS_PER_YEAR} h x "
+        f"{duty:.0%}) x PUE {pue:g} x ${float(rate):g}/kWh)"
+        + (f"; assumed: {', '.join(assumed)} (set 'with 5 years', 'with pue 1.3')" if assumed else "")  # type: ignore[arg-type]
+    )
+    energy = f"{constraints.double('?' + tdp.var)} / 1000.0 * {terms.double(hours * pue * float(rate))}"  # type: ignore[arg-type]
+    return f"BIND(IF(BOUND(?{price.var}) && BOUND(?{tdp.var}), ({constraints.double('?' + price.var)} + {energy}) * {cards}, ?none) AS ?tco_usd)"
 
 
 def rate_key(ctx: Context, precision: Term | None) -> Key | None:
@@ -258,6 +334,8 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
         columns.add(shown, ctx.cat.keys.get("price"))
     if strategy == "efficiency":
         columns.add(shown, ctx.cat.keys.get("tdp"))
+    if "electricity" in ask.settings:
+        columns.add(shown, ctx.cat.keys.get("price"), ctx.cat.keys.get("tdp"))
     columns.add(shown, *columns.defaults(ctx, "always"))
     cooling = columns.cooling_key(ctx)
     segment = columns.segment_key(ctx)
@@ -287,20 +365,30 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
             }
         )
         where_filter = ["FILTER (" + " && ".join(filters) + ")"] if filters else []
-        for aggregate, cast in score.aggregates:
-            var = cast.rsplit("?", 1)[1].rstrip(")")
-            inner = ["?gpu a kbq:GPU .", *patterns, *where_filter, cast, f"FILTER(BOUND(?{var}))"]
-            ranking.append("{ SELECT " + aggregate + " WHERE {\n    " + "\n    ".join(inner) + "\n  } }")
+        casts = list(dict.fromkeys(cast for _aggregate, cast in score.aggregates))
+        inner = ["?gpu a kbq:GPU .", *patterns, *where_filter, *casts]
+        aggregates = " ".join(aggregate for aggregate, _cast in score.aggregates)
+        ranking.append("{ SELECT " + aggregates + " WHERE {\n    " + "\n    ".join(inner) + "\n  } }")
         ranking += score.binds
         select.append("?score")
         names.append("score")
     if fit is not None:
         memory = ctx.cat.keys["memory"]
         usable_gb = f"({constraints.double('?' + memory.var)} * {terms.double(fit.usable)} - {terms.double(fit.runtime)})"
-        ranking.append(f"BIND({terms.double(round(fit.total, 3))} AS ?needed_gb)")
-        ranking.append(f"BIND(IF({usable_gb} > 0, CEIL({terms.double(fit.model_gb)} / {usable_gb}), ?none) AS ?cards_needed)")
+        body.append(f"BIND({terms.double(round(fit.total, 3))} AS ?needed_gb)")
+        body.append(f"BIND(IF({usable_gb} > 0, CEIL({terms.double(fit.model_gb)} / {usable_gb}), ?none) AS ?cards_needed)")
         select += ["?needed_gb", "?cards_needed"]
         names += ["needed_gb", "cards_needed"]
+    tco = total_cost(ctx, ask, fit is not None, notes)
+    if tco is not None:
+        body.append(tco)
+        select.append("?tco_usd")
+        names.append("tco_usd")
+    evidence = measured_evidence(ctx, ask, workload_term, strategy, notes) if strategy == "evidence" else None
+    if evidence is not None:
+        body.append(evidence)
+        select += ["?measured", "?measured_unit", "?evidence"]
+        names += ["measured", "measured_unit", "evidence"]
     if path_note is not None:
         body.append(f"BIND({path_note} AS ?path)")
         select.append("?path")
@@ -322,10 +410,11 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
         # the candidate rows in a DISTINCT subquery, ranked outside it: without it Virtuoso 7 joins the
         # status OPTIONALs with the score aggregates for a minute per question; DISTINCT keeps it from
         # being flattened (a row repeated exactly would be a duplicate in the answer anyway)
-        rows = [v for v in select if v not in ("?score", "?needed_gb", "?cards_needed")]
+        rows = [v for v in select if v != "?score"]
         rows += ["?unverified"] if statuses else []
+        rows += ["?measured_rank"] if evidence is not None else []
         body = ["{ SELECT DISTINCT " + " ".join(rows) + " WHERE {\n  " + "\n  ".join(body) + "\n  } }", *ranking]
-    order = _order_clause(ctx, ask, strategy, order_keys, bool(metrics), fit is not None, bool(statuses))
+    order = _order_clause(ctx, ask, strategy, order_keys, bool(metrics), fit is not None, bool(statuses), tco is not None)
     limit = ask.limit or (subject.count if subject.count else None) or (mode.limit if mode else None)
     runners_up = bool(mode and mode.runners_up and not any(k is segment for k, _t, _p in subject.qualifiers))
     sparql_limit = None if runners_up else limit
@@ -339,6 +428,8 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
         + (f"\nLIMIT {int(sparql_limit)}" if sparql_limit else "")
     )
     units = {k.key: k.unit_symbol for k in shown if k.unit_symbol}
+    if tco is not None:
+        units["tco_usd"] = "USD"
     if fit is not None:
         units["needed_gb"] = "GB"
     # --- explanation -------------------------------------------------------------------------
@@ -419,7 +510,14 @@ def _unknown(var: str) -> str:
 
 
 def _order_clause(
-    ctx: Context, ask: Ask, strategy: str, order_keys: list[Key], scored: bool, fitted: bool = False, statused: bool = False
+    ctx: Context,
+    ask: Ask,
+    strategy: str,
+    order_keys: list[Key],
+    scored: bool,
+    fitted: bool = False,
+    statused: bool = False,
+    tco: bool = False,
 ) -> list[str]:
     order: list[str] = ["ASC(?unverified)"] if statused else []  # verified rows first
     cards = "?cards_needed" if fitted else "1"
@@ -438,12 +536,17 @@ def _order_clause(
         price_or_power = ctx.cat.keys.get("tdp" if strategy == "efficiency" else "price")
         if price_or_power is not None:
             var = f"?{price_or_power.var}"
-            order.append(f"ASC({_unknown(var)})")
             cost = f"({constraints.double(var)} * {cards})"
+            if tco and strategy != "efficiency":
+                var, cost = "?tco_usd", "?tco_usd"
+            order.append(f"ASC({_unknown(var)})")
             if strategy == "price":
                 order.append(f"ASC({cost})")
             else:
                 order.append(f"DESC(IF({cost} > 0, ?score / {cost}, 0.0))")
+    elif strategy == "evidence":
+        order.append(f"ASC({_unknown('?measured')})")  # measured first, then the profile
+        order.append("ASC(?measured_rank)")
     elif fitted:
         order.append("ASC(COALESCE(?cards_needed, 1000000))")  # fewest cards first, then the profile
     if scored:

@@ -160,7 +160,8 @@ class Constant(NamedTuple):
 
 def constants(ctx: Context) -> dict[str, Constant]:
     rows = ctx.rows(
-        "SELECT ?c ?name ?value ?label WHERE { ?c a kbq:Constant ; kbq:constantName ?name ; kbq:value ?value ; rdfs:label ?label }"
+        "SELECT ?c ?name ?value ?label WHERE "
+        "{ ?c a kbq:Constant ; kbq:constantName ?name ; kbq:value ?value ; rdfs:label ?label }"
     )
     return {str(name): Constant(float(value), str(label), source_labels(ctx, str(c))) for c, name, value, label in rows}  # type: ignore[arg-type]
 
@@ -193,3 +194,49 @@ def gpu(ctx: Context, term: Term) -> Gpu:
         str(ic) if ic else None,
         float(link) if link is not None else None,  # type: ignore[arg-type]
     )
+
+
+class Measurement(NamedTuple):
+    """A published token-throughput result for one model on one GPU, with what it measured."""
+
+    label: str
+    value: float
+    unit: str
+    phase: str | None  # kb:DecodePhase, kb:PrefillPhase, kb:ServingPhase
+    precision: str | None
+    batch: int | None
+    parallel: int | None
+    input_tokens: int | None
+    output_tokens: int | None
+    url: str
+    source: str
+
+
+def measurements(ctx: Context, model_iri: str, gpu_iri: str) -> list[Measurement]:
+    """Token-throughput results of the model on the GPU (per accelerator, as kbq normalised them)."""
+    rows = ctx.rows(
+        f"""SELECT ?r ?label ?value ?unit ?phase ?precision ?batch ?tp ?in ?out ?url WHERE {{
+  ?r kbq:benchmarkModel {terms.iri(model_iri)} ; kbq:accelerator {terms.iri(gpu_iri)} ;
+     rdfs:label ?label ; kbq:perAccelerator ?value ; kbq:perAcceleratorUnit ?unit .
+  FILTER (CONTAINS(STR(?unit), "tokens/s"))
+  OPTIONAL {{ ?r kbq:measuredPhase ?phase }} OPTIONAL {{ ?r kbq:measuredPrecision ?precision }}
+  OPTIONAL {{ ?r kbq:measuredBatch ?batch }} OPTIONAL {{ ?r kbq:tensorParallel ?tp }} OPTIONAL {{ ?r kbq:resultUrl ?url }}
+  OPTIONAL {{ ?r kbq:inputTokens ?in }} OPTIONAL {{ ?r kbq:outputTokens ?out }}
+}} ORDER BY ?label"""
+    )
+    return [
+        Measurement(
+            str(label),
+            float(value),  # type: ignore[arg-type]
+            str(unit),
+            str(phase) if phase else None,
+            str(precision) if precision else None,
+            int(batch) if batch is not None else None,  # type: ignore[call-overload]
+            int(tp) if tp is not None else None,  # type: ignore[call-overload]
+            int(n_in) if n_in is not None else None,  # type: ignore[call-overload]
+            int(n_out) if n_out is not None else None,  # type: ignore[call-overload]
+            str(url or ""),
+            source_labels(ctx, str(r)),
+        )
+        for r, label, value, unit, phase, precision, batch, tp, n_in, n_out, url in rows
+    ]

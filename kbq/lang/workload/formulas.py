@@ -158,6 +158,14 @@ def activations(f: Facts, *, context: int, batch: int, linear: float, quadratic:
     )
 
 
+def logits(f: Facts, *, context: int, batch: int, bytes_per_logit: float, source: str) -> Line | None:
+    """The loss's logit matrix in training: every token against every vocabulary entry."""
+    if f.vocab is None:
+        return None
+    gb = context * batch * f.vocab * bytes_per_logit / GB
+    return Line("logits (loss)", gb, f"{context} tokens x {batch} x {f.vocab:,} vocabulary x {bytes_per_logit:g} B", source)
+
+
 def lora_parameters(f: Facts, *, targets: str, rank: int) -> tuple[float, str] | None:
     """Trainable LoRA parameters: r x (d_in + d_out) per adapted matrix per layer."""
     if f.layers is None or f.hidden is None or f.heads is None:
@@ -262,15 +270,62 @@ def decode_speed(
     gpus: int,
     efficiency: float,
     efficiency_text: str,
+    compute_bound: Speed | None = None,
 ) -> Speed:
+    """Roofline decode: each step reads the weights once and every sequence's KV cache; at a large
+    batch the step is limited by arithmetic instead (the prefill rate), whichever is lower."""
     step_bytes = weight_bytes + kv_bytes_per_seq * batch
     tokens = efficiency * bandwidth_gbps * GB * gpus / step_bytes * batch
-    return Speed(
-        "decode",
-        tokens,
-        "tokens/s",
+    formula = (
         f"{efficiency_text} x {bandwidth_gbps:g} GB/s x {gpus} GPU(s) / ({weight_bytes / GB:.3g} GB weights read per step"
-        f" + {batch} x {kv_bytes_per_seq / GB:.3g} GB KV) x batch {batch}",
+        f" + {batch} x {kv_bytes_per_seq / GB:.3g} GB KV) x batch {batch}"
+    )
+    if compute_bound is not None and compute_bound.value < tokens:
+        return Speed(
+            "decode",
+            compute_bound.value,
+            "tokens/s",
+            f"compute-bound at batch {batch}: {compute_bound.formula} (memory bound {tokens:,.0f})",
+        )
+    return Speed("decode", tokens, "tokens/s", formula)
+
+
+def serving_throughput(
+    *,
+    weight_bytes: float,
+    kv_bytes_per_token: float,
+    free_bytes: float,
+    input_tokens: int,
+    output_tokens: int,
+    bandwidth_gbps: float,
+    efficiency: float,
+    tflops: float,
+    mfu: float,
+    active_params: float,
+    gpus: int,
+) -> Speed | None:
+    """Output tokens/s of continuous batching at the largest batch whose KV caches fit (each request
+    reserves input + output tokens). A decode step reads the weights and every request's cache at its
+    mean length, or is compute-bound, whichever is slower; each request's prompt is prefilled once."""
+    per_request = kv_bytes_per_token * (input_tokens + output_tokens)
+    if per_request <= 0 or free_bytes < per_request:
+        return None
+    batch = int(free_bytes // per_request)
+    mean = input_tokens + output_tokens / 2
+    flops = mfu * tflops * 1e12 * gpus
+    memory_step = (weight_bytes + batch * kv_bytes_per_token * mean) / (efficiency * bandwidth_gbps * GB * gpus)
+    compute_step = 2 * active_params * batch / flops
+    step = max(memory_step, compute_step)
+    prefill = 2 * active_params * input_tokens / flops
+    tokens = batch * output_tokens / (output_tokens * step + batch * prefill)
+    bound = "memory" if memory_step >= compute_step else "compute"
+    return Speed(
+        "serving",
+        tokens,
+        "output tokens/s",
+        f"batch {batch} (KV of {input_tokens}+{output_tokens} tokens each in {free_bytes / GB:.0f} GB free) x "
+        f"{output_tokens} tokens"
+        f" / ({output_tokens} decode steps of {step * 1e3:.1f} ms ({bound}-bound) + {batch} prefills of {prefill * 1e3:.1f} ms)",
     )
 
 

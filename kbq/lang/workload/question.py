@@ -30,6 +30,7 @@ from kbq.lang.workload.formulas import GB, Line
 
 FP16 = "https://kbq.dev/kb/FP16"
 TRAINING = "https://kbq.dev/kb/Training"  # what 'time to train' means when no training process is named
+DECODE, PREFILL, SERVING = (f"https://kbq.dev/kb/{p}Phase" for p in ("Decode", "Prefill", "Serving"))
 DEFAULT_CONTEXT = 4096  # tokens, when a question names none: shown in every answer (see `assumed`)
 
 
@@ -88,7 +89,9 @@ def understand(ctx: Context, q: ast.WorkloadQuestion) -> Asked:
     if q.hardware is not None:
         gpu = ctx.words.name(q.hardware, (GPU, GPU_FAMILY), "GPU")
         hardware = Hardware(0, gpu, q.hardware.column)
-    process = workload.process or (Term(TRAINING, "training", frozenset()) if q.form == "time" else default_process(ctx, workload.term))
+    process = workload.process or (
+        Term(TRAINING, "training", frozenset()) if q.form == "time" else default_process(ctx, workload.term)
+    )
     if process is None:
         raise ctx.error(
             f"say which process for {workload.term.label} (inference, training, lora training ...)", q.target.phrase.column
@@ -107,7 +110,9 @@ def _int_setting(ctx: Context, settings: dict[str, object], name: str, default: 
         return None
     number = float(value)  # type: ignore[arg-type]
     if number < 1 or number != int(number) or number > 1e9:
-        raise ctx.error(f"{name.replace('_', ' ')} must be a whole number from 1 to 10^9 (got {number:g})", _column(settings, name))
+        raise ctx.error(
+            f"{name.replace('_', ' ')} must be a whole number from 1 to 10^9 (got {number:g})", _column(settings, name)
+        )
     return int(number)
 
 
@@ -187,6 +192,14 @@ def estimate(ctx: Context, model_term: Term, process_term: Term, precision: Term
             lines.append(act)
         else:
             notes.append(f"activations not counted: {model.label}'s layers, hidden size and heads are not all in the KB")
+        logit = consts.get("logit_bytes")
+        if logit is not None and not settings.get("chunked_loss"):
+            line = formulas.logits(model, context=context, batch=batch, bytes_per_logit=logit.value, source=logit.source)
+            if line is not None:
+                lines.append(line)
+                notes.append(
+                    "logits: the loss keeps every token's logits in FP32; a fused or chunked loss avoids it ('with chunked loss')"
+                )
     else:
         lines.append(formulas.weights(model, fmt))
         kv_term = settings.get("kv_precision")
@@ -301,26 +314,32 @@ def _rows(lines: list[Line], per_gpu: list[Line] | None) -> list[list[object]]:
 
 
 def compile_workload(ctx: Context, q: ast.WorkloadQuestion) -> Plan:
-    asked = understand(ctx, q)
+    return plan_for(ctx, q.form, understand(ctx, q))
+
+
+def plan_for(ctx: Context, form: str, asked: Asked) -> Plan:
+    """The plan of a memory / how_many / speed / time question already understood (the library
+    builds `asked` from keyword arguments, the language from a question)."""
     est = estimate(ctx, asked.model, asked.process, asked.precision, asked.settings)
     consts = facts.constants(ctx)
     usable = consts.get("usable_share")
     usable_share = usable.value if usable else 1.0
     explanation = [
-        f"workload: {est.process.label} of {est.model.label} ({est.format.label} weights, context {est.settings['context']:,}, batch {est.settings['batch']})",
+        f"workload: {est.process.label} of {est.model.label} ({est.format.label} weights,"
+        f" context {est.settings['context']:,}, batch {est.settings['batch']})",
         f"model facts from: {'; '.join(est.model.sources) or 'no source'}",
     ]
     explanation += [f"assumed: {a}" for a in est.assumed]
-    if q.form == "memory":
-        return _memory_plan(ctx, q, asked, est, usable_share, usable, explanation)
-    if q.form == "how_many":
+    if form == "memory":
+        return _memory_plan(ctx, asked, est, usable_share, usable, explanation)
+    if form == "how_many":
         return _how_many_plan(ctx, asked, est, usable_share, usable, explanation)
-    if q.form == "speed":
+    if form == "speed":
         return _speed_plan(ctx, asked, est, consts, explanation)
     return _time_plan(ctx, asked, est, consts, explanation)
 
 
-def _memory_plan(ctx, q, asked, est, usable_share, usable, explanation) -> Plan:  # type: ignore[no-untyped-def]
+def _memory_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:  # type: ignore[no-untyped-def]
     gpu, count = _hardware(ctx, asked.hardware, None, explanation)
     per_gpu = None
     notes = list(est.notes)
@@ -360,7 +379,9 @@ def _memory_plan(ctx, q, asked, est, usable_share, usable, explanation) -> Plan:
 
 
 def _how_many_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:  # type: ignore[no-untyped-def]
-    gpu, _ = _hardware(ctx, asked.hardware, "how many WHICH GPU? e.g. 'how many h100 sxm5 for llama 3.1 405b inference'", explanation)
+    gpu, _ = _hardware(
+        ctx, asked.hardware, "how many WHICH GPU? e.g. 'how many h100 sxm5 for llama 3.1 405b inference'", explanation
+    )
     if gpu is None or gpu.memory is None:
         raise ctx.error("that GPU has no sourced memory size", None)
     runtime = sum(line.gb for line in est.lines if line.part.startswith("runtime"))
@@ -375,8 +396,10 @@ def _how_many_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan: 
         while est.model.heads and est.model.heads % n and n < est.model.heads:
             n += 1
     word = formulas.verdict(need, gpu.memory, usable_share)
-    rows = [["GPUs needed", n, f"smallest count whose per-GPU share fits {usable_share:.0%} of {gpu.memory:g} GB"
-             + (" and divides the attention heads (tensor parallel)" if est.model.heads else ""), usable.source if usable else ""],
+    rule = f"smallest count whose per-GPU share fits {usable_share:.0%} of {gpu.memory:g} GB" + (
+        " and divides the attention heads (tensor parallel)" if est.model.heads else ""
+    )
+    rows = [["GPUs needed", n, rule, usable.source if usable else ""],
             ["per-GPU need (GB)", round(need, 2), "sum of the per-GPU lines of 'memory for ...'", ""],
             ["whole model (GB)", round(est.total, 2), "weights + KV cache/activations + optimizer + runtime", ""]]  # fmt: skip
     explanation.insert(0, f"{n} x {gpu.label}: {word} ({need:.1f} GB per GPU of {gpu.memory:g} GB)")
@@ -417,21 +440,22 @@ def _speed_plan(ctx, asked, est, consts, explanation) -> Plan:  # type: ignore[n
         "" if eff or asked.settings.get("bandwidth_efficiency") else " (no sourced efficiency: roofline upper bound)"
     )
     batch = int(est.settings["batch"])  # type: ignore[call-overload]
-    decode = formulas.decode_speed(
-        weight_bytes=est.weight_bytes_active, kv_bytes_per_seq=est.kv_bytes_per_seq, batch=batch,
-        bandwidth_gbps=gpu.bandwidth, gpus=count, efficiency=value, efficiency_text=eff_text,
-    )  # fmt: skip
     rate, rate_name = _rate(gpu, est, ctx)
     mfu = consts.get("prefill_mfu")
     mfu_value = float(asked.settings.get("mfu") or (mfu.value if mfu else 1.0))  # type: ignore[arg-type]
     prefill = formulas.prefill_speed(
         active_params=est.model.active or 0.0, tflops=rate, gpus=count, mfu=mfu_value, rate_name=rate_name
     )
+    decode = formulas.decode_speed(
+        weight_bytes=est.weight_bytes_active, kv_bytes_per_seq=est.kv_bytes_per_seq, batch=batch,
+        bandwidth_gbps=gpu.bandwidth, gpus=count, efficiency=value, efficiency_text=eff_text, compute_bound=prefill,
+    )  # fmt: skip
     rows = [
         [decode.name, round(decode.value, 1), decode.unit, decode.formula, eff.source if eff else ""],
         ["decode per sequence", round(decode.value / batch, 1), "tokens/s", "decode / batch", ""],
         [prefill.name, round(prefill.value, 0), prefill.unit, prefill.formula, mfu.source if mfu else ""],
     ]
+    rows += _measured(ctx, asked, est, gpu, count, decode, Roof(value, rate, mfu_value), prefill, consts, explanation)
     per_gpu, split_notes = split(est, count, asked.settings)
     need = sum(line.gb for line in per_gpu)
     if gpu.memory is not None:
@@ -441,7 +465,8 @@ def _speed_plan(ctx, asked, est, consts, explanation) -> Plan:  # type: ignore[n
             explanation.insert(0, "warning: the model does not fit this hardware; the speeds assume it did")
     explanation.insert(
         0,
-        f"estimate (not a measurement) on {count} x {gpu.label}: decode {decode.value:.1f} tokens/s, prefill {prefill.value:,.0f} tokens/s",
+        f"estimate (not a measurement) on {count} x {gpu.label}: decode {decode.value:.1f} tokens/s,"
+        f" prefill {prefill.value:,.0f} tokens/s",
     )
     if est.model.experts:
         explanation.append(
@@ -451,8 +476,70 @@ def _speed_plan(ctx, asked, est, consts, explanation) -> Plan:  # type: ignore[n
     return Plan("speed", "", ["quantity", "value", "unit", "formula", "source"], explanation=explanation, extra={"rows": rows})
 
 
+def _serving(est, gpu, count, n_in, n_out, roof, consts) -> formulas.Speed | None:  # type: ignore[no-untyped-def]
+    """kbq's serving estimate at a run's input/output lengths on `count` GPUs (see formulas.serving_throughput)."""
+    usable = consts.get("usable_share")
+    runtime = consts.get("cuda_context_gb")
+    weights = sum(line.gb for line in est.lines if line.part.startswith("weights")) * GB
+    free = count * (gpu.memory * (usable.value if usable else 1.0) - (runtime.value if runtime else 0.0)) * GB - weights
+    return formulas.serving_throughput(
+        weight_bytes=est.weight_bytes_active, kv_bytes_per_token=est.kv_bytes_per_seq / int(est.settings["context"]),
+        free_bytes=free, input_tokens=n_in, output_tokens=n_out, bandwidth_gbps=gpu.bandwidth, efficiency=roof.efficiency,
+        tflops=roof.rate, mfu=roof.mfu, active_params=est.model.active or est.model.params, gpus=count,
+    )  # fmt: skip
+
+
+class Roof(NamedTuple):
+    """The constants of the speed estimates: bandwidth efficiency, dense rate (TFLOPS) and MFU."""
+
+    efficiency: float
+    rate: float
+    mfu: float
+
+
+def _measured(ctx, asked, est, gpu, count, decode, roof, prefill, consts, explanation) -> list[list[object]]:  # type: ignore[no-untyped-def]
+    """Published results for this model on this GPU beside the estimate; where one measured what the
+    question asks (same phase, weight format, batch and GPU count), the ratio estimate / measured."""
+    rows: list[list[object]] = []
+    found = facts.measurements(ctx, asked.model.iri, gpu.iri)
+    compared = 0
+    for m in found:
+        rows.append([f"measured: {m.label}", m.value, m.unit, "as published / accelerators [measured]", m.url or m.source])
+        same = m.precision is not None and ctx.cat.label(m.precision) == est.format.label and count == (m.parallel or 1)
+        estimate, how = None, ""
+        if same and m.phase == DECODE and m.batch:
+            # the estimate at the run's own conditions: its batch, and its mean context while generating
+            tokens = (m.input_tokens or 0) + (m.output_tokens or 0) / 2
+            per_token = est.kv_bytes_per_seq / int(est.settings["context"])  # type: ignore[call-overload]
+            at_run = formulas.decode_speed(
+                weight_bytes=est.weight_bytes_active, kv_bytes_per_seq=per_token * tokens, batch=m.batch,
+                bandwidth_gbps=gpu.bandwidth, gpus=count, efficiency=roof.efficiency, efficiency_text="",
+            )  # fmt: skip
+            estimate, how = at_run.value / count, f"at the run's batch {m.batch} and mean context {tokens:g}"
+        elif same and m.phase == PREFILL:
+            estimate, how = prefill.value / count, "prefill"
+        elif same and m.phase == SERVING and m.input_tokens and m.output_tokens and gpu.memory:
+            served = _serving(est, gpu, count, m.input_tokens, m.output_tokens, roof, consts)
+            if served is not None:
+                estimate, how = served.value / count, "serving: " + served.formula
+        if estimate is not None:
+            compared += 1
+            rows.append(
+                [f"estimate / measured ({ctx.cat.label(m.phase)})", round(estimate / m.value, 2), "x",
+                 f"{estimate:,.1f} / {m.value:g} tokens/s per GPU ({how})", ""]
+            )  # fmt: skip
+    if rows:
+        explanation.append(
+            f"measured: {len(found)} published result(s) for {asked.model.label} on {gpu.label};"
+            f" {compared} measure what was asked (phase, weight format, batch, GPU count) and are compared with the estimate"
+        )
+    return rows
+
+
 def _time_plan(ctx, asked, est, consts, explanation) -> Plan:  # type: ignore[no-untyped-def]
-    gpu, count = _hardware(ctx, asked.hardware, "time to train ... with HOW MANY of WHICH GPU? e.g. 'with 64 x h100 sxm5'", explanation)
+    gpu, count = _hardware(
+        ctx, asked.hardware, "time to train ... with HOW MANY of WHICH GPU? e.g. 'with 64 x h100 sxm5'", explanation
+    )
     tokens = asked.settings.get("tokens")
     if tokens is None:
         raise ctx.error("time to train needs the tokens: e.g. 'on 1t tokens'", None)
@@ -469,7 +556,8 @@ def _time_plan(ctx, asked, est, consts, explanation) -> Plan:  # type: ignore[no
     ]
     explanation.insert(
         0,
-        f"estimate (not a measurement): {hours.value:,.0f} GPU-hours, {days.value:.1f} days on {count} x {gpu.label if gpu else '?'}",
+        f"estimate (not a measurement): {hours.value:,.0f} GPU-hours, {days.value:.1f} days"
+        f" on {count} x {gpu.label if gpu else '?'}",
     )
     runs = ctx.rows(
         "SELECT ?gpu ?gpuLabel ?hours ?tokens WHERE { ?r a kbq:TrainingRun ; kbq:trainedModel ?m ; kbq:gpuHours ?hours ."
@@ -481,7 +569,10 @@ def _time_plan(ctx, asked, est, consts, explanation) -> Plan:  # type: ignore[no
         line += (f" on {gpu_label}" if gpu_label else "") + (f" for {float(run_tokens):,.0f} tokens" if run_tokens else "")  # type: ignore[arg-type]
         if run_gpu and run_tokens:
             run_rate, _name = _rate(facts.gpu(ctx, Term(str(run_gpu), str(gpu_label), frozenset())), est, ctx)
-            same, _days = formulas.train_time(params=params, tokens=float(run_tokens), tflops=run_rate, gpus=1, mfu=mfu_value, rate_name="")  # type: ignore[arg-type]
-            line += f"; kbq's formula for that run gives {same.value:,.0f} GPU-hours (estimate / published = {same.value / float(gpu_hours):.2f})"  # type: ignore[arg-type]
+            same, _days = formulas.train_time(
+                params=params, tokens=float(run_tokens), tflops=run_rate, gpus=1, mfu=mfu_value, rate_name=""
+            )  # type: ignore[arg-type]
+            ratio = same.value / float(gpu_hours)  # type: ignore[arg-type]
+            line += f"; kbq's formula for that run gives {same.value:,.0f} GPU-hours (estimate / published = {ratio:.2f})"
         explanation.append(line)
     return Plan("time", "", ["quantity", "value", "unit", "formula", "source"], explanation=explanation, extra={"rows": rows})
