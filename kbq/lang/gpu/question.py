@@ -220,10 +220,13 @@ def measured_evidence(ctx: Context, ask: Ask, workload: Term | None, strategy: s
         " ?r kbq:accelerator ?gpu ; kbq:perAccelerator ?pa ; kbq:perAcceleratorUnit ?unit ."
     )
     rank = "?measured" if lower else "(0.0 - ?measured)"
+    other = match.replace("?r ", "?r2 ").replace("?pa", "?pa2").replace("?m ", "?m2 ").replace("?unit", "?unit2")
+    # one OPTIONAL subquery (the best figure per GPU, then a result that reached it), not two and a
+    # FILTER over both: Virtuoso 7 then loses ?measured on every row (once the row has a label)
     return (
-        f"OPTIONAL {{ SELECT ?gpu ({best}(?pa) AS ?measured) (SAMPLE(?unit) AS ?measured_unit) WHERE {{ {match} }} GROUP BY ?gpu }}\n"
-        f"  OPTIONAL {{ SELECT ?gpu ?pa2 (SAMPLE(?r2) AS ?evidence) WHERE {{ {match.replace('?r ', '?r2 ').replace('?pa', '?pa2').replace('?m ', '?m2 ').replace('?unit', '?unit2')} }}"
-        f" GROUP BY ?gpu ?pa2 }} FILTER(!BOUND(?pa2) || !BOUND(?measured) || ?pa2 = ?measured)\n"
+        f"OPTIONAL {{ SELECT ?gpu ?measured ?measured_unit (SAMPLE(?r2) AS ?evidence) WHERE {{\n"
+        f"    {{ SELECT ?gpu ({best}(?pa) AS ?measured) (SAMPLE(?unit) AS ?measured_unit) WHERE {{ {match} }} GROUP BY ?gpu }}\n"
+        f"    {other} FILTER(?pa2 = ?measured) }} GROUP BY ?gpu ?measured ?measured_unit }}\n"
         f"  BIND(IF(BOUND(?measured), {rank}, 0.0) AS ?measured_rank)"
     )
 
