@@ -151,7 +151,7 @@ def _describe(plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run) -
             + f"""SELECT ?property ?source ?tier WHERE {{
   {terms.iri(plan.subject)} kbq:citation ?c . ?c kbq:forProperty ?p ; dcterms:source ?s .
   OPTIONAL {{ ?p rdfs:label ?property }} OPTIONAL {{ ?s rdfs:label ?source }} OPTIONAL {{ ?s kbq:tier/rdfs:label ?tier }}
-}} ORDER BY ?property"""
+}} ORDER BY ?property ?source ?tier"""  # a full order: a property with two sources came in the store's order
         ).rows
         for prop, source, tier in cited:
             out.append([f"source of {prop}", f"{source or '?'}" + (f" [{tier}]" if tier else "")])
