@@ -159,9 +159,7 @@ class KnowledgeBase:
         from kbq.lang.workload.library import workload_plan
         from kbq.models import Estimate, EstimateLine
 
-        process = options.pop("process", None)
-        precision = options.pop("precision", None)
-        gpu = options.pop("gpu", None)
+        process, precision, gpu = (_optional_text(options.pop(name, None)) for name in ("process", "precision", "gpu"))
         gpus = int(options.pop("gpus", 1) or 1)  # type: ignore[call-overload]
         text, plan = workload_plan(
             self.catalog,
@@ -172,7 +170,7 @@ class KnowledgeBase:
             precision=precision,
             gpu=gpu,
             gpus=gpus,
-            settings=options,  # type: ignore[arg-type]
+            settings=options,
         )
         result = run_plan(text, plan, self.catalog, self._run)
         lines = []
@@ -252,3 +250,7 @@ class KnowledgeBase:
 
         iri = self.catalog.resolve(name).iri
         return Entity.model_validate(records.entity_record(self.catalog, self._run, iri))
+
+
+def _optional_text(value: object) -> str | None:
+    return None if value is None else str(value)

@@ -111,7 +111,7 @@ class Order(NamedTuple):
 
 
 class Limit(NamedTuple):
-    count: int
+    count: int  # type: ignore[assignment]  # a field named like tuple.count
     column: int
 
 

@@ -181,7 +181,7 @@ class Catalog:
                 dimension=u.dimension if u else None,
                 factor=u.factor if u else 1.0,
                 higher_is_better=higher is not False,
-                order=int(order) if order is not None else 100,  # type: ignore[arg-type]
+                order=int(order) if order is not None else 100,
                 domain=str(domain) if domain else None,
                 precision=str(prec) if prec else None,
             )
@@ -218,7 +218,7 @@ class Catalog:
                 str(strategy),
                 number is True,
                 int(limit) if limit is not None else None,
-                runners is True,  # type: ignore[arg-type]
+                runners is True,
             )
         settings = run(
             PREFIXES
@@ -266,7 +266,7 @@ class Catalog:
         }
 
     @classmethod
-    def _from_data(cls, data: dict, run: Run | None) -> Catalog:  # type: ignore[type-arg]
+    def _from_data(cls, data: dict, run: Run | None) -> Catalog:
         if data.get("format") != CATALOG_FORMAT or data.get("code") != _code_stamp():
             raise ValueError("a catalog written by other code")
         cat = cls(run)

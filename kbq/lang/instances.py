@@ -191,7 +191,7 @@ def _dated_rate(key: Key, before: str) -> str:
     )
 
 
-def _decode_cost(ctx: Context, fit, notes: list[str]) -> list[str] | None:  # type: ignore[no-untyped-def]
+def _decode_cost(ctx: Context, fit, notes: list[str]) -> list[str] | None:
     """tokens/s = efficiency x bandwidth x GPUs / bytes read per step x batch; USD per million tokens."""
     from kbq.lang.workload import facts
 

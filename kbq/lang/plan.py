@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import marshal
 import os
+from typing import Any
 
 from kbq.store import resources
 from kbq.version import __version__
@@ -40,21 +41,21 @@ class Plan:
         constraints: list[list[str]] | None = None,
         limit: int | None = None,
         subject: str | None = None,
-        extra: dict[str, object] | None = None,
+        extra: dict[str, Any] | None = None,
     ) -> None:
         self.kind, self.sparql, self.columns = kind, sparql, columns
         self.units = units or {}
         self.explanation = explanation or []
         self.constraints = constraints or []  # [words, SPARQL condition on ?gpu]
         self.limit, self.subject = limit, subject
-        self.extra = extra or {}
+        self.extra: dict[str, Any] = extra or {}
 
     def shown_sparql(self) -> str:
         """The SPARQL behind the answer: the query itself, or for an answer computed from facts
         (memory, speed, time, how many) every look-up the arithmetic read, in order."""
         if self.sparql:
             return self.sparql
-        lookups = [str(q) for q in self.extra.get("lookups", [])]  # type: ignore[union-attr]
+        lookups = [str(q) for q in self.extra.get("lookups", [])]
         return "\n\n".join(
             f"# look-up {n} of {len(lookups)} ({self.kind} is computed from these facts)\n{q}"
             for n, q in enumerate(lookups, start=1)
@@ -131,7 +132,7 @@ class PlanCache:
         path = self._path(text)
         tmp = f"{path}.{os.getpid()}.tmp"
         try:
-            payload = marshal.dumps((self.stamp, text, plan.to_data()))
+            payload = marshal.dumps((self.stamp, text, plan.to_data()))  # type: ignore[arg-type]  # plain data only
             os.makedirs(self.folder, exist_ok=True)
             with open(tmp, "wb") as handle:
                 handle.write(hashlib.sha256(payload).digest() + payload)

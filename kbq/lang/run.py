@@ -5,8 +5,8 @@ what. Needs no parser and no compiler, so a cached plan answers without them."""
 from __future__ import annotations
 
 from kbq.errors import NoResultError
-from kbq.lang import terms
-from kbq.lang.catalog import KBQ_NS, PREFIXES, Catalog, Run
+from kbq.lang import chartspec, terms
+from kbq.lang.catalog import KBQ_NS, PREFIXES, Catalog, Key, Run
 from kbq.lang.plan import Plan
 from kbq.store.executor import Value
 
@@ -97,8 +97,8 @@ def _tidy(plan: Plan, rows: list[list[Value]]) -> list[list[Value]]:
                 row[i] = ", ".join(sorted(str(row[i]).split(", ")))
         if (i := cols.get("status")) is not None:
             row[i] = "verified" if not row[i] else "unverified: " + str(row[i]).rstrip("; ")
-        if (i := cols.get("score")) is not None and isinstance(row[i], float):
-            row[i] = round(row[i], 4)
+        if (i := cols.get("score")) is not None and isinstance(score := row[i], float):
+            row[i] = round(score, 4)
         out.append(row)
     return out
 
@@ -158,8 +158,8 @@ def _describe(plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run) -
     return out
 
 
-def _compare(plan: Plan, rows: list[list[Value]], catalog: Catalog) -> list[list[Value]]:
-    gpus = [str(g) for g in plan.extra.get("gpus", [])]  # type: ignore[union-attr]
+def _compare(plan: Plan, rows: list[list[Value]], catalog: Catalog) -> tuple[list[list[Value]], list[tuple[Key, str]]]:
+    gpus = [str(g) for g in plan.extra.get("gpus", [])]
     by_gpu: dict[str, dict[str, list[Value]]] = {g: {} for g in gpus}
     for gpu, p, _value, label in rows:
         key = catalog.keys_by_iri.get(str(p))
@@ -170,6 +170,7 @@ def _compare(plan: Plan, rows: list[list[Value]], catalog: Catalog) -> list[list
         if label not in cell:
             cell.append(label)
     out = []
+    attributes: list[tuple[Key, str]] = []
     for key in catalog.gpu_keys():
         if any(key.key in by_gpu[g] for g in gpus):
             unit = f" ({key.unit_symbol})" if key.unit_symbol else ""
@@ -178,8 +179,9 @@ def _compare(plan: Plan, rows: list[list[Value]], catalog: Catalog) -> list[list
                 found = sorted(by_gpu[g].get(key.key, []), key=str)
                 cells.append(found[0] if len(found) == 1 else (", ".join(map(str, found)) or None))
             out.append([key.key + unit, *cells])
+            attributes.append((key, key.key + unit))
     out.append(["sources", *[len(by_gpu[g].get("source", [])) for g in gpus]])
-    return out
+    return out, attributes
 
 
 def _why(
@@ -196,7 +198,7 @@ def _why(
     explanation.insert(0, f"{name} ranks #{position + 1} of {len(rows)} candidates")
     table: list[list[Value]] = []
     col = {c: i for i, c in enumerate(plan.columns)}
-    for rank, group in enumerate(plan.extra.get("profile_keys", []), start=1):  # type: ignore[arg-type]
+    for rank, group in enumerate(plan.extra.get("profile_keys", []), start=1):
         for key in group:
             values = [v for v in (r[col[key]] for r in rows) if isinstance(v, (int, float)) and not isinstance(v, bool)]
             best = max(values) if values else None
@@ -220,7 +222,7 @@ def run_plan(text: str, plan: Plan, catalog: Catalog, run: Run, *, explain: bool
     if plan.kind in ("gpus", "why") and not rows:
         raise NoResultError(emptied_by(plan, run) if plan.constraints else "no GPU in the KB")
     if plan.kind == "gpus":
-        rows = _tidy(plan, rows)
+        rows = candidates = _tidy(plan, rows)
         if explain and plan.constraints:
             removed = removed_by(plan, run)
         lines: list[str] = []
@@ -228,6 +230,9 @@ def run_plan(text: str, plan: Plan, catalog: Catalog, run: Run, *, explain: bool
             rows, lines = _runners_up(plan, rows)
         elif plan.limit:
             rows = rows[: plan.limit]
+        chart = chartspec.gpu_chart(plan, candidates, rows, catalog)
+        if chart is not None:
+            extra["chart"] = chart
         if rows and plan.extra.get("best"):
             explanation.insert(0, f"best: {rows[0][1]}")
         explanation[1:1] = lines
@@ -246,10 +251,17 @@ def run_plan(text: str, plan: Plan, catalog: Catalog, run: Run, *, explain: bool
         rows = _describe(plan, rows, catalog, run)
         columns = ["property", "value"]
     elif plan.kind == "compare":
-        rows = _compare(plan, rows, catalog)
-        for iri in plan.extra.get("gpus", []):  # type: ignore[union-attr]
+        rows, attributes = _compare(plan, rows, catalog)
+        sources: dict[str, list[str]] = {}
+        for iri in plan.extra.get("gpus", []):
             cited = run(PREFIXES + f"SELECT ?s WHERE {{ {terms.iri(str(iri))} dcterms:source ?s }} ORDER BY ?s").rows
-            explanation.append(f"sources for {catalog.label(iri)}: " + ", ".join(str(c[0]) for c in cited))
+            sources[catalog.label(iri)] = [str(c[0]) for c in cited]
+            explanation.append(f"sources for {catalog.label(iri)}: " + ", ".join(sources[catalog.label(iri)]))
+        gpus = plan.extra.get("gpus")
+        names = [catalog.label(g) for g in gpus] if isinstance(gpus, list) else []
+        chart = chartspec.compare_chart(names, rows, attributes, sources)
+        if chart is not None:
+            extra["chart"] = chart
     elif plan.kind == "instances":
         if not rows:
             raise NoResultError("no cloud instance matches: " + "; ".join(c[0] for c in plan.constraints))
@@ -286,8 +298,8 @@ def _evidence(plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run) -
     labels = catalog.labels(iris)
     first = rows[0][at]
     for row in rows:
-        if isinstance(row[at], str):
-            row[at] = labels.get(row[at], row[at])
+        if isinstance(result := row[at], str):
+            row[at] = labels.get(result, result)
     if not isinstance(first, str):
         return []
     found = run(
@@ -308,7 +320,7 @@ def _evidence(plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run) -
 
 def _unknowns(plan: Plan, rows: list[list[Value]]) -> str:
     cols = {c: i for i, c in enumerate(plan.columns)}
-    keys = [k for g in plan.extra.get("profile_keys", []) for k in g]  # type: ignore[union-attr]
+    keys = [k for g in plan.extra.get("profile_keys", []) for k in g]
     parts = []
     for row in rows:
         missing = [k for k in keys if k in cols and row[cols[k]] is None]

@@ -43,7 +43,7 @@ class Subject(NamedTuple):
 
     cls: Term
     mode: Mode | None = None
-    count: int | None = None
+    count: int | None = None  # type: ignore[assignment]  # a field named like tuple.count
     qualifiers: tuple[tuple[Key, Term, ast.Phrase], ...] = ()
     relation: Key | None = None  # 'supported' + by -> the key 'supported by'
 
@@ -63,7 +63,7 @@ class SettingValue(NamedTuple):
 
 
 class Hardware(NamedTuple):
-    count: int
+    count: int  # type: ignore[assignment]  # a field named like tuple.count
     gpu: Term | None  # None: 'on 8 gpus' (any GPU)
     column: int
 
@@ -173,9 +173,9 @@ class Words:
         phrase = ast.Phrase(words)
         mode, count, start = None, None, 0
         for j in range(len(words), 0, -1):  # the longest mode first
-            found = self.cat.modes.get(normalise(_join(words[:j])))
-            if found is not None:
-                mode, start = found, j
+            named = self.cat.modes.get(normalise(_join(words[:j])))
+            if named is not None:
+                mode, start = named, j
                 break
         if mode is not None and mode.takes_number and start < len(words) and words[start].text.isdigit():
             count, start = int(words[start].text), start + 1

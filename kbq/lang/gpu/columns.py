@@ -21,8 +21,8 @@ def add(shown: list[Key], *keys: Key | None) -> None:
 
 def defaults(ctx: Context, kind: str) -> list[Key]:
     """The KB's default ('default') or always-shown ('always') GPU columns."""
-    iris = ctx.cat.config.get(f"{kind}_columns") or []
-    return [ctx.cat.keys_by_iri[i] for i in iris if i in ctx.cat.keys_by_iri]  # type: ignore[union-attr]
+    iris: list[str] = ctx.cat.config.get(f"{kind}_columns") or []  # type: ignore[assignment]
+    return [ctx.cat.keys_by_iri[i] for i in iris if i in ctx.cat.keys_by_iri]
 
 
 def pattern(key: Key) -> str:

@@ -70,7 +70,7 @@ def profile(ctx: Context, row: dict[str, object]) -> Profile:
     groups: dict[int, list[str]] = {}
     for rank, attr in prio:
         if str(attr) in ctx.cat.keys_by_iri:
-            groups.setdefault(int(rank), []).append(str(attr))  # type: ignore[call-overload]
+            groups.setdefault(int(str(rank)), []).append(str(attr))
     return Profile(
         iri=str(row["iri"]),
         label=str(row["label"]),
@@ -102,7 +102,7 @@ def choose(ctx: Context, subject: Term | None, authority: Term | None, column: i
                 column,
             )
         if found:
-            notes.append(f"the {ctx.cat.label(wanted)} source has no profile for {what}; using {found[0]['authority_label']}")
+            notes.append(f"the {ctx.cat.label(str(wanted))} source has no profile for {what}; using {found[0]['authority_label']}")
             pick = [p for p in found if p["authority"] == found[0]["authority"]]
         else:
             return None, [f"no requirement profile applies to {what}"]

@@ -251,8 +251,8 @@ def total_cost(ctx: Context, ask: Ask, fitted: bool, notes: list[str]) -> str | 
     hours = HOURS_PER_YEAR * years * duty
     notes.append(
         f"total cost of ownership: tco_usd = cards x (price + TDP/1000 kW x {hours:,.0f} h ({years:g} years x {HOURS_PER_YEAR} h x "
-        f"{duty:.0%}) x PUE {pue:g} x ${float(rate):g}/kWh)"
-        + (f"; assumed: {', '.join(assumed)} (set 'with 5 years', 'with pue 1.3')" if assumed else "")  # type: ignore[arg-type]
+        f"{duty:.0%}) x PUE {pue:g} x ${float(str(rate)):g}/kWh)"
+        + (f"; assumed: {', '.join(assumed)} (set 'with 5 years', 'with pue 1.3')" if assumed else "")
     )
     energy = f"{constraints.double('?' + tdp.var)} / 1000.0 * {terms.double(hours * pue * float(rate))}"  # type: ignore[arg-type]
     return f"BIND(IF(BOUND(?{price.var}) && BOUND(?{tdp.var}), ({constraints.double('?' + price.var)} + {energy}) * {cards}, ?none) AS ?tco_usd)"
@@ -420,7 +420,8 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
     order = _order_clause(ctx, ask, strategy, order_keys, bool(metrics), fit is not None, bool(statuses), tco is not None)
     limit = ask.limit or (subject.count if subject.count else None) or (mode.limit if mode else None)
     runners_up = bool(mode and mode.runners_up and not any(k is segment for k, _t, _p in subject.qualifiers))
-    sparql_limit = None if runners_up else limit
+    # a mode's own limit ('cheapest': 1) is applied to the rows, so the chart can show the nearest candidates
+    sparql_limit = None if runners_up or not (ask.limit or subject.count) else limit
     sparql = (
         "SELECT "
         + " ".join(select)
@@ -441,7 +442,9 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
         explanation.append(line)
     if profile is not None:
         explanation += explain.profile_lines(ctx, profile, workload_term)
-    explanation.append(explain.method_line("order" if ask.order else strategy, decay, _order_words(ask.order)))
+    method = explain.method_line("order" if ask.order else strategy, decay, _order_words(ask.order))
+    explanation.append(method)
+    profile_line = explain.profile_lines(ctx, profile, workload_term)[0] if profile is not None and not ask.order else None
     if statuses:
         explanation.append("order: rows whose placement figures are all sourced (verified) come first, then unverified ones")
     explanation += notes
@@ -463,8 +466,31 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
             "strategy": strategy,
             "workload": workload_term.iri if workload_term else None,
             "best": bool(mode and mode.limit == 1 and profile is not None),
+            "picture": _picture(ctx, ask, strategy, order_keys, method, profile_line),
         },
     )
+
+
+def _picture(
+    ctx: Context, ask: Ask, strategy: str, order_keys: list[Key], method: str, profile_line: str | None
+) -> dict[str, object]:
+    """What decides the order, for the answer's chart (kbq.lang.chartspec): the order keys and
+    their direction, the cost a value ranking divides by, and the line that names the profile."""
+    cost = None
+    if strategy in ("price", "value", "efficiency"):
+        cost_key = ctx.cat.keys.get("tdp" if strategy == "efficiency" else "price")
+        cost = cost_key.key if cost_key else None
+    descending = None
+    if ask.order is not None and order_keys:
+        descending = ask.order.descending if ask.order.descending is not None else order_keys[0].higher_is_better
+    return {
+        "order_keys": [key.key for key in order_keys],
+        "descending": descending,
+        "cost": cost,
+        "method": method,
+        "profile": profile_line,
+        "lower_is_better_measures": [TRAINING_MEASURE],
+    }
 
 
 def _prefixes() -> str:
@@ -530,7 +556,9 @@ def _order_clause(
         if len(order_keys) == 2:
             per = order_keys[1]
             a, b = constraints.double("?" + key.var), constraints.double("?" + per.var)
-            expr, unknown = f"IF({b} != 0, {a} / {b}, ?undefined)", f"IF({unknown} + {_unknown('?' + per.var)} > 0, 1, 0)"
+            # a ratio over zero is undefined: it sorts last, as a missing figure does
+            expr = f"IF({b} != 0, {a} / {b}, ?undefined)"
+            unknown = f"IF({unknown} + {_unknown('?' + per.var)} > 0 || {b} = 0, 1, 0)"
         descending = ask.order.descending if ask.order.descending is not None else key.higher_is_better
         # a missing figure sorts last either way (SPARQL puts unbound values first in ASC)
         order.append(f"ASC({unknown})")

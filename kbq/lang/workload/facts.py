@@ -47,9 +47,9 @@ def model(ctx: Context, term: Term) -> Facts:
         if name == "attention":
             kwargs[name] = str(value)
         elif name in _FLOATS:
-            kwargs[name] = float(value)  # type: ignore[arg-type]
+            kwargs[name] = float(value)
         else:
-            kwargs[name] = int(value)  # type: ignore[call-overload]
+            kwargs[name] = int(value)
     return Facts(label=term.label, sources=tuple(ctx.cat.label(s) for (s,) in sources), **kwargs)  # type: ignore[arg-type]
 
 
@@ -73,8 +73,8 @@ def number_format(ctx: Context, term: Term) -> Format:
     return Format(
         term.label,
         value,
-        int(group) if group is not None else None,  # type: ignore[call-overload]
-        float(overhead) if overhead is not None else None,  # type: ignore[arg-type]
+        int(group) if group is not None else None,
+        float(overhead) if overhead is not None else None,
         source_labels(ctx, term.iri),
     )
 
@@ -116,11 +116,11 @@ def process(ctx: Context, term: Term) -> Process:
         training is True,
         all_weights is not False,
         str(targets) if targets else None,
-        int(rank) if rank is not None else None,  # type: ignore[call-overload]
+        int(rank) if rank is not None else None,
         Term(str(base), str(base_label), frozenset()) if base else None,
         str(opt_label) if opt else None,
-        float(opt_bytes) if opt_bytes is not None else 0.0,  # type: ignore[arg-type]
-        float(grad_bytes) if grad_bytes is not None else 0.0,  # type: ignore[arg-type]
+        float(opt_bytes) if opt_bytes is not None else 0.0,
+        float(grad_bytes) if grad_bytes is not None else 0.0,
         source_labels(ctx, str(opt)) if opt else "",
         source_labels(ctx, term.iri),
     )
@@ -188,11 +188,11 @@ def gpu(ctx: Context, term: Term) -> Gpu:
     return Gpu(
         term.iri,
         term.label,
-        float(mem) if mem is not None else None,  # type: ignore[arg-type]
-        float(bw) if bw is not None else None,  # type: ignore[arg-type]
-        {k.key: float(v) for k, v in zip(keys, rates, strict=True) if v is not None},  # type: ignore[arg-type]
+        float(mem) if mem is not None else None,
+        float(bw) if bw is not None else None,
+        {k.key: float(v) for k, v in zip(keys, rates, strict=True) if v is not None},
         str(ic) if ic else None,
-        float(link) if link is not None else None,  # type: ignore[arg-type]
+        float(link) if link is not None else None,
     )
 
 
@@ -231,10 +231,10 @@ def measurements(ctx: Context, model_iri: str, gpu_iri: str) -> list[Measurement
             str(unit),
             str(phase) if phase else None,
             str(precision) if precision else None,
-            int(batch) if batch is not None else None,  # type: ignore[call-overload]
-            int(tp) if tp is not None else None,  # type: ignore[call-overload]
-            int(n_in) if n_in is not None else None,  # type: ignore[call-overload]
-            int(n_out) if n_out is not None else None,  # type: ignore[call-overload]
+            int(batch) if batch is not None else None,
+            int(tp) if tp is not None else None,
+            int(n_in) if n_in is not None else None,
+            int(n_out) if n_out is not None else None,
             str(url or ""),
             source_labels(ctx, str(r)),
         )

@@ -339,7 +339,7 @@ def plan_for(ctx: Context, form: str, asked: Asked) -> Plan:
     return _time_plan(ctx, asked, est, consts, explanation)
 
 
-def _memory_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:  # type: ignore[no-untyped-def]
+def _memory_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:
     gpu, count = _hardware(ctx, asked.hardware, None, explanation)
     per_gpu = None
     notes = list(est.notes)
@@ -357,7 +357,13 @@ def _memory_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:  #
         total_row.append(round(per_total or 0.0, 3))
     total_row += ["sum of the lines above", ""]
     rows.append(total_row)
-    chart = {"lines": [[line.part, round(line.gb, 3)] for line in (per_gpu or est.lines)]}
+    chart: dict[str, object] = {
+        "type": "breakdown",
+        "unit": "GB",
+        "per_gpu": count if per_gpu is not None else None,
+        "lines": [[line.part, round(line.gb, 3)] for line in (per_gpu or est.lines)],
+        "sources": [[line.part, line.source] for line in est.lines],
+    }
     if gpu is not None and gpu.memory is not None:
         need = per_total if per_total is not None else total
         word = formulas.verdict(need, gpu.memory, usable_share)
@@ -369,7 +375,7 @@ def _memory_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:  #
             + (f", per {usable.label}: {usable.source}" if usable else "")
             + ")",
         )
-        chart.update(capacity=gpu.memory, verdict=word, gpu=gpu.label)
+        chart.update(capacity=gpu.memory, verdict=word, gpu=gpu.label, usable_share=usable_share)
     else:
         explanation.insert(
             0, f"total: {total:.1f} GB" + (f" ({per_total:.1f} GB per GPU over {count})" if per_total is not None else "")
@@ -378,7 +384,7 @@ def _memory_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:  #
     return Plan("memory", "", columns, explanation=explanation, extra={"rows": rows, "chart": chart})
 
 
-def _how_many_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:  # type: ignore[no-untyped-def]
+def _how_many_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:
     gpu, _ = _hardware(
         ctx, asked.hardware, "how many WHICH GPU? e.g. 'how many h100 sxm5 for llama 3.1 405b inference'", explanation
     )
@@ -430,19 +436,19 @@ def _rate(gpu: facts.Gpu, est: Estimate, ctx: Context) -> tuple[float, str]:
     raise QueryError(f"{gpu.label} has no sourced throughput figure")
 
 
-def _speed_plan(ctx, asked, est, consts, explanation) -> Plan:  # type: ignore[no-untyped-def]
+def _speed_plan(ctx, asked, est, consts, explanation) -> Plan:
     gpu, count = _hardware(ctx, asked.hardware, "speed of ... on WHAT? e.g. 'on 2 x rtx 4090'", explanation)
     if gpu is None or gpu.bandwidth is None:
         raise ctx.error("that GPU has no sourced memory bandwidth", None)
     eff = consts.get("bandwidth_efficiency")
-    value = float(asked.settings.get("bandwidth_efficiency") or (eff.value if eff else 1.0))  # type: ignore[arg-type]
+    value = float(asked.settings.get("bandwidth_efficiency") or (eff.value if eff else 1.0))
     eff_text = f"{value:.0%} bandwidth efficiency" + (
         "" if eff or asked.settings.get("bandwidth_efficiency") else " (no sourced efficiency: roofline upper bound)"
     )
-    batch = int(est.settings["batch"])  # type: ignore[call-overload]
+    batch = int(est.settings["batch"])
     rate, rate_name = _rate(gpu, est, ctx)
     mfu = consts.get("prefill_mfu")
-    mfu_value = float(asked.settings.get("mfu") or (mfu.value if mfu else 1.0))  # type: ignore[arg-type]
+    mfu_value = float(asked.settings.get("mfu") or (mfu.value if mfu else 1.0))
     prefill = formulas.prefill_speed(
         active_params=est.model.active or 0.0, tflops=rate, gpus=count, mfu=mfu_value, rate_name=rate_name
     )
@@ -476,7 +482,7 @@ def _speed_plan(ctx, asked, est, consts, explanation) -> Plan:  # type: ignore[n
     return Plan("speed", "", ["quantity", "value", "unit", "formula", "source"], explanation=explanation, extra={"rows": rows})
 
 
-def _serving(est, gpu, count, n_in, n_out, roof, consts) -> formulas.Speed | None:  # type: ignore[no-untyped-def]
+def _serving(est, gpu, count, n_in, n_out, roof, consts) -> formulas.Speed | None:
     """kbq's serving estimate at a run's input/output lengths on `count` GPUs (see formulas.serving_throughput)."""
     usable = consts.get("usable_share")
     runtime = consts.get("cuda_context_gb")
@@ -497,7 +503,7 @@ class Roof(NamedTuple):
     mfu: float
 
 
-def _measured(ctx, asked, est, gpu, count, decode, roof, prefill, consts, explanation) -> list[list[object]]:  # type: ignore[no-untyped-def]
+def _measured(ctx, asked, est, gpu, count, decode, roof, prefill, consts, explanation) -> list[list[object]]:
     """Published results for this model on this GPU beside the estimate; where one measured what the
     question asks (same phase, weight format, batch and GPU count), the ratio estimate / measured."""
     rows: list[list[object]] = []
@@ -510,7 +516,7 @@ def _measured(ctx, asked, est, gpu, count, decode, roof, prefill, consts, explan
         if same and m.phase == DECODE and m.batch:
             # the estimate at the run's own conditions: its batch, and its mean context while generating
             tokens = (m.input_tokens or 0) + (m.output_tokens or 0) / 2
-            per_token = est.kv_bytes_per_seq / int(est.settings["context"])  # type: ignore[call-overload]
+            per_token = est.kv_bytes_per_seq / int(est.settings["context"])
             at_run = formulas.decode_speed(
                 weight_bytes=est.weight_bytes_active, kv_bytes_per_seq=per_token * tokens, batch=m.batch,
                 bandwidth_gbps=gpu.bandwidth, gpus=count, efficiency=roof.efficiency, efficiency_text="",
@@ -536,7 +542,7 @@ def _measured(ctx, asked, est, gpu, count, decode, roof, prefill, consts, explan
     return rows
 
 
-def _time_plan(ctx, asked, est, consts, explanation) -> Plan:  # type: ignore[no-untyped-def]
+def _time_plan(ctx, asked, est, consts, explanation) -> Plan:
     gpu, count = _hardware(
         ctx, asked.hardware, "time to train ... with HOW MANY of WHICH GPU? e.g. 'with 64 x h100 sxm5'", explanation
     )
@@ -544,12 +550,12 @@ def _time_plan(ctx, asked, est, consts, explanation) -> Plan:  # type: ignore[no
     if tokens is None:
         raise ctx.error("time to train needs the tokens: e.g. 'on 1t tokens'", None)
     mfu = consts.get("mfu")
-    mfu_value = float(asked.settings.get("mfu") or (mfu.value if mfu else 1.0))  # type: ignore[arg-type]
+    mfu_value = float(asked.settings.get("mfu") or (mfu.value if mfu else 1.0))
     rate, rate_name = _rate(gpu, est, ctx) if gpu else (0.0, "")
     params = est.model.active or est.model.params or 0.0
     hours, days = formulas.train_time(
         params=params, tokens=float(tokens), tflops=rate, gpus=count, mfu=mfu_value, rate_name=rate_name
-    )  # type: ignore[arg-type]
+    )
     rows = [
         [hours.name, round(hours.value, 0), hours.unit, hours.formula, mfu.source if mfu else ""],
         [days.name, round(days.value, 2), days.unit, "GPU-hours / GPUs / 24", ""],
@@ -565,14 +571,14 @@ def _time_plan(ctx, asked, est, consts, explanation) -> Plan:  # type: ignore[no
         f" FILTER(?m = <{asked.model.iri}>) }}"
     )
     for run_gpu, gpu_label, gpu_hours, run_tokens in runs:
-        line = f"published: {asked.model.label} took {float(gpu_hours):,.0f} GPU-hours"  # type: ignore[arg-type]
-        line += (f" on {gpu_label}" if gpu_label else "") + (f" for {float(run_tokens):,.0f} tokens" if run_tokens else "")  # type: ignore[arg-type]
+        line = f"published: {asked.model.label} took {float(gpu_hours):,.0f} GPU-hours"
+        line += (f" on {gpu_label}" if gpu_label else "") + (f" for {float(run_tokens):,.0f} tokens" if run_tokens else "")
         if run_gpu and run_tokens:
             run_rate, _name = _rate(facts.gpu(ctx, Term(str(run_gpu), str(gpu_label), frozenset())), est, ctx)
             same, _days = formulas.train_time(
                 params=params, tokens=float(run_tokens), tflops=run_rate, gpus=1, mfu=mfu_value, rate_name=""
-            )  # type: ignore[arg-type]
-            ratio = same.value / float(gpu_hours)  # type: ignore[arg-type]
+            )
+            ratio = same.value / float(gpu_hours)
             line += f"; kbq's formula for that run gives {same.value:,.0f} GPU-hours (estimate / published = {ratio:.2f})"
         explanation.append(line)
     return Plan("time", "", ["quantity", "value", "unit", "formula", "source"], explanation=explanation, extra={"rows": rows})
