@@ -102,7 +102,8 @@ def choose(ctx: Context, subject: Term | None, authority: Term | None, column: i
                 column,
             )
         if found:
-            notes.append(f"the {ctx.cat.label(str(wanted))} source has no profile for {what}; using {found[0]['authority_label']}")
+            using = found[0]["authority_label"]
+            notes.append(f"the {ctx.cat.label(str(wanted))} source has no profile for {what}; using {using}")
             pick = [p for p in found if p["authority"] == found[0]["authority"]]
         else:
             return None, [f"no requirement profile applies to {what}"]
@@ -147,7 +148,8 @@ def score(groups: list[list[Metric]], decay: float) -> Score:
             value = double(m.expr)
             cast = f"BIND({value} AS ?d_{m.name})"
             d = f"?d_{m.name}"
-            aggregates.append((f"(SUM(COALESCE({d}, 0.0)) AS ?sum_{m.name}) (SUM(IF(BOUND({d}), 1.0, 0.0)) AS ?cnt_{m.name})", cast))
+            total = f"(SUM(COALESCE({d}, 0.0)) AS ?sum_{m.name}) (SUM(IF(BOUND({d}), 1.0, 0.0)) AS ?cnt_{m.name})"
+            aggregates.append((total, cast))
             if m.higher_is_better:
                 aggregates.append((f"(MAX(COALESCE({d}, -1.0e300)) AS ?max_{m.name})", cast))
             else:

@@ -250,12 +250,14 @@ def total_cost(ctx: Context, ask: Ask, fitted: bool, notes: list[str]) -> str | 
     cards = "?cards_needed" if fitted else "1"
     hours = HOURS_PER_YEAR * years * duty
     notes.append(
-        f"total cost of ownership: tco_usd = cards x (price + TDP/1000 kW x {hours:,.0f} h ({years:g} years x {HOURS_PER_YEAR} h x "
+        f"total cost of ownership: tco_usd = cards x (price + TDP/1000 kW x {hours:,.0f} h "
+        f"({years:g} years x {HOURS_PER_YEAR} h x "
         f"{duty:.0%}) x PUE {pue:g} x ${float(str(rate)):g}/kWh)"
         + (f"; assumed: {', '.join(assumed)} (set 'with 5 years', 'with pue 1.3')" if assumed else "")
     )
     energy = f"{constraints.double('?' + tdp.var)} / 1000.0 * {terms.double(hours * pue * float(rate))}"  # type: ignore[arg-type]
-    return f"BIND(IF(BOUND(?{price.var}) && BOUND(?{tdp.var}), ({constraints.double('?' + price.var)} + {energy}) * {cards}, ?none) AS ?tco_usd)"
+    cost = f"({constraints.double('?' + price.var)} + {energy}) * {cards}"
+    return f"BIND(IF(BOUND(?{price.var}) && BOUND(?{tdp.var}), {cost}, ?none) AS ?tco_usd)"
 
 
 def rate_key(ctx: Context, precision: Term | None) -> Key | None:
@@ -297,8 +299,9 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
         found.append(
             Constraint(
                 f"{fit.label} fits in {ask.cards} card(s)",
-                f"EXISTS {{ ?gpu kbq:memory ?m FILTER({constraints.double('?m')} * {terms.double(fit.usable)} > {terms.double(fit.runtime)}"
-                f" && CEIL({terms.double(fit.model_gb)} / ({constraints.double('?m')} * {terms.double(fit.usable)} - {terms.double(fit.runtime)}))"
+                f"EXISTS {{ ?gpu kbq:memory ?m FILTER({constraints.double('?m')} * {terms.double(fit.usable)}"
+                f" > {terms.double(fit.runtime)} && CEIL({terms.double(fit.model_gb)} / ({constraints.double('?m')}"
+                f" * {terms.double(fit.usable)} - {terms.double(fit.runtime)}))"
                 f" <= {terms.integer(ask.cards)}) }}",
             )
         )
