@@ -97,7 +97,7 @@ def test_cached_catalog_equals_a_fresh_read(kb) -> None:
     from kbq.lang.catalog import Catalog
 
     fresh = Catalog.read(kb.table)
-    kb.catalog  # written beside the snapshot on first use
+    assert kb.catalog is not None  # written beside the snapshot on first use
     cached = Catalog.cached(kb.info.path, kb.table)
     assert cached._data() == fresh._data() and len(fresh.keys) > 40 and fresh.modes and fresh.settings
 
@@ -106,7 +106,7 @@ def test_a_tampered_catalog_cache_is_read_again(kb) -> None:
     """One flipped byte in the cached catalog: the checksum refuses it and the store is read again."""
     from kbq.lang.catalog import CATALOG, Catalog
 
-    kb.catalog
+    assert kb.catalog is not None
     path = os.path.join(kb.info.path, CATALOG)
     blob = bytearray(open(path, "rb").read())
     blob[-3] ^= 0x01

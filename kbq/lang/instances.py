@@ -115,7 +115,9 @@ def compile_instances(ctx: Context, q: ast.SubjectQuestion, subject: Subject) ->
     if fit is not None:
         body.append("OPTIONAL { ?inst kbq:instanceGpu ?fg . ?fg kbq:memory ?fm . OPTIONAL { ?fg kbq:memoryBandwidth ?fbw } }")
         usable = f"({double('?fm')} * {terms.double(fit.usable)} - {terms.double(fit.runtime)})"
-        body.append(f"BIND(IF({double('?v_gpus')} * {usable} >= {terms.double(fit.model_gb)}, true, false) AS ?fits)")
+        # cast: Virtuoso 7 returns a projected true/false constant as the integer 1/0
+        fits = f"{double('?v_gpus')} * {usable} >= {terms.double(fit.model_gb)}"
+        body.append(f"BIND(xsd:boolean(IF({fits}, true, false)) AS ?fits)")
         select += ["?fits"]
         names += ["fits"]
         found.append(Constraint(f"{fit.label} fits the instance's GPUs", "(!BOUND(?fm) || ?fits)"))

@@ -46,15 +46,24 @@ class Result:
 
 
 def _constraint_table(plan: Plan, run: Run) -> list[list[Value]]:
-    """For every GPU: its name and whether it meets each constraint."""
-    checks = " ".join(f"(IF({c[1]}, true, false) AS ?c{i})" for i, c in enumerate(plan.constraints))
-    return run(PREFIXES + f"SELECT ?gpu ?name {checks} WHERE {{ ?gpu a kbq:GPU ; rdfs:label ?name }} ORDER BY ?name").rows
+    """For every GPU: its name and whether it meets each constraint (1: it does, 0: not).
+
+    One plain query per constraint (the GPUs that meet it), not IF(EXISTS ...) flags in one
+    SELECT: Virtuoso 7 cannot compile those (stack overflow) and returns a projected boolean as
+    an integer, and it mixes up several OPTIONAL subqueries that each project a constant; a flag
+    named in the SELECT could also capture a constraint's own variable (?c0 ...)."""
+    gpus = run(PREFIXES + "SELECT ?gpu ?name WHERE { ?gpu a kbq:GPU ; rdfs:label ?name } ORDER BY ?name").rows
+    meets = [
+        {row[0] for row in run(PREFIXES + f"SELECT DISTINCT ?gpu WHERE {{ ?gpu a kbq:GPU FILTER({c[1]}) }}").rows}
+        for c in plan.constraints
+    ]
+    return [[gpu, name, *[1 if gpu in ok else 0 for ok in meets]] for gpu, name in gpus]
 
 
 def removed_by(plan: Plan, run: Run) -> list[list[Value]]:
     removed = []
     for gpu, name, *ok in _constraint_table(plan, run):
-        failed = [c[0] for c, good in zip(plan.constraints, ok, strict=True) if good is not True]
+        failed = [c[0] for c, good in zip(plan.constraints, ok, strict=True) if good != 1]
         if failed:
             removed.append([gpu, name, "; ".join(failed)])
     return removed
@@ -64,9 +73,9 @@ def emptied_by(plan: Plan, run: Run) -> str:
     table = _constraint_table(plan, run)
     alive = len(table)
     for i, c in enumerate(plan.constraints):
-        still = sum(1 for row in table if all(v is True for v in row[2 : 3 + i]))
+        still = sum(1 for row in table if all(v == 1 for v in row[2 : 3 + i]))
         if still == 0:
-            alone = sum(1 for row in table if row[2 + i] is True)
+            alone = sum(1 for row in table if row[2 + i] == 1)
             return (
                 f"no GPU meets every constraint: '{c[0]}' leaves none of the {alive} that met the ones before it"
                 f" ({alone} GPU(s) meet it on its own)"
@@ -142,7 +151,7 @@ def _describe(plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run) -
             + f"""SELECT ?property ?source ?tier WHERE {{
   {terms.iri(plan.subject)} kbq:citation ?c . ?c kbq:forProperty ?p ; dcterms:source ?s .
   OPTIONAL {{ ?p rdfs:label ?property }} OPTIONAL {{ ?s rdfs:label ?source }} OPTIONAL {{ ?s kbq:tier/rdfs:label ?tier }}
-}} ORDER BY ?property"""
+}} ORDER BY ?property ?source ?tier"""  # a full order: a property with two sources came in the store's order
         ).rows
         for prop, source, tier in cited:
             out.append([f"source of {prop}", f"{source or '?'}" + (f" [{tier}]" if tier else "")])

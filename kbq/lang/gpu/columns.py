@@ -55,7 +55,8 @@ def dated_pattern(key: Key, before: str) -> str:
     day = terms.date(before)
     return (
         f"OPTIONAL {{ SELECT ?gpu (MIN(?px) AS ?{key.var}) WHERE {{\n"
-        f"    {{ SELECT ?gpu (MAX(?pd0) AS ?pd) WHERE {{ ?po kbq:priceOf ?gpu ; kbq:observedOn ?pd0 ; kbq:priceKind ?pk0 ; kbq:priceUsd ?pv0 ."
+        f"    {{ SELECT ?gpu (MAX(?pd0) AS ?pd) WHERE {{ ?po kbq:priceOf ?gpu ; kbq:observedOn ?pd0 ;"
+        " kbq:priceKind ?pk0 ; kbq:priceUsd ?pv0 ."
         f" FILTER(?pk0 != kb:UsedPrice && ?pd0 < {day}) }} GROUP BY ?gpu }}\n"
         f"    ?po2 kbq:priceOf ?gpu ; kbq:observedOn ?pd ; kbq:priceUsd ?px ; kbq:priceKind ?pk . FILTER(?pk != kb:UsedPrice)\n"
         f"  }} GROUP BY ?gpu }}"

@@ -246,7 +246,7 @@ def power(ctx: Context, psu_watts: float, cards: int) -> tuple[Constraint, Statu
     """N cards' board power plus the sourced host allowance within the PSU's usable share."""
     rows = ctx.rows(
         "SELECT ?host ?share ?src WHERE { ?b a kbq:PowerBudget ; kbq:hostAllowance ?host ; kbq:psuUsableShare ?share ."
-        " OPTIONAL { ?b dcterms:source ?src } } LIMIT 1"
+        " OPTIONAL { ?b dcterms:source ?src } } ORDER BY ?b ?src LIMIT 1"  # ordered: LIMIT 1 alone picks any row
     )
     host, share = (float(rows[0][0]), float(rows[0][1])) if rows else (0.0, 1.0)  # type: ignore[arg-type]
     budget = psu_watts * share - host

@@ -11,7 +11,8 @@ METHODS = {
     "profile": "ranked by the profile: each rank weighs {decay:g}x the one before; figures are divided by the best among the "
     "candidates (the lowest for lower-is-better ones); an unknown figure counts as the candidates' mean (neither zero "
     "nor best) and is listed; ties by name",
-    "price": "ranked by price (lowest first; price x cards needed when the workload needs several); GPUs without a price come last",
+    "price": "ranked by price (lowest first; price x cards needed when the workload needs several); "
+    "GPUs without a price come last",
     "value": "ranked by profile score per dollar (score / (price x cards needed)); GPUs without a price come last",
     "efficiency": "ranked by profile score per watt of board power (score / (TDP x cards needed))",
     "evidence": "ranked by measured results first (MLPerf, per accelerator), then by the profile for GPUs without one",

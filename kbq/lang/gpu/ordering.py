@@ -46,7 +46,7 @@ def profiles(ctx: Context, subject: Term | None) -> list[dict[str, object]]:
   OPTIONAL {{ ?p kbq:multiGpu/rdfs:label ?multi }}
   OPTIONAL {{ ?p dcterms:source ?source }}
   OPTIONAL {{ {s} kbq:primaryAlgorithm ?prim }}
-  BIND(COALESCE(?prim = ?family, false) AS ?primary)
+  BIND(IF(COALESCE(?prim = ?family, false), 1, 0) AS ?primary)
   FILTER NOT EXISTS {{
     {s} kbq:hasProfile ?q . ?q kbq:authority ?auth ; kbq:profileOf ?qf .
     ?qf rdfs:subClassOf ?family . FILTER(?qf != ?family)
@@ -57,8 +57,8 @@ def profiles(ctx: Context, subject: Term | None) -> list[dict[str, object]]:
     seen: dict[str, dict[str, object]] = {}
     for row in rows:
         entry = seen.setdefault(str(row[0]), dict(zip(names, row, strict=True)))
-        if row[-1] is True:
-            entry["primary"] = True
+        # ?primary is 1/0, not a boolean: Virtuoso 7 returns a projected comparison as an integer
+        entry["primary"] = entry["primary"] is True or row[-1] == 1
     return list(seen.values())
 
 
@@ -102,7 +102,8 @@ def choose(ctx: Context, subject: Term | None, authority: Term | None, column: i
                 column,
             )
         if found:
-            notes.append(f"the {ctx.cat.label(str(wanted))} source has no profile for {what}; using {found[0]['authority_label']}")
+            using = found[0]["authority_label"]
+            notes.append(f"the {ctx.cat.label(str(wanted))} source has no profile for {what}; using {using}")
             pick = [p for p in found if p["authority"] == found[0]["authority"]]
         else:
             return None, [f"no requirement profile applies to {what}"]
@@ -147,7 +148,8 @@ def score(groups: list[list[Metric]], decay: float) -> Score:
             value = double(m.expr)
             cast = f"BIND({value} AS ?d_{m.name})"
             d = f"?d_{m.name}"
-            aggregates.append((f"(SUM(COALESCE({d}, 0.0)) AS ?sum_{m.name}) (SUM(IF(BOUND({d}), 1.0, 0.0)) AS ?cnt_{m.name})", cast))
+            total = f"(SUM(COALESCE({d}, 0.0)) AS ?sum_{m.name}) (SUM(IF(BOUND({d}), 1.0, 0.0)) AS ?cnt_{m.name})"
+            aggregates.append((total, cast))
             if m.higher_is_better:
                 aggregates.append((f"(MAX(COALESCE({d}, -1.0e300)) AS ?max_{m.name})", cast))
             else:

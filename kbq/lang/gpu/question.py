@@ -220,10 +220,13 @@ def measured_evidence(ctx: Context, ask: Ask, workload: Term | None, strategy: s
         " ?r kbq:accelerator ?gpu ; kbq:perAccelerator ?pa ; kbq:perAcceleratorUnit ?unit ."
     )
     rank = "?measured" if lower else "(0.0 - ?measured)"
+    other = match.replace("?r ", "?r2 ").replace("?pa", "?pa2").replace("?m ", "?m2 ").replace("?unit", "?unit2")
+    # one OPTIONAL subquery (the best figure per GPU, then a result that reached it), not two and a
+    # FILTER over both: Virtuoso 7 then loses ?measured on every row (once the row has a label)
     return (
-        f"OPTIONAL {{ SELECT ?gpu ({best}(?pa) AS ?measured) (SAMPLE(?unit) AS ?measured_unit) WHERE {{ {match} }} GROUP BY ?gpu }}\n"
-        f"  OPTIONAL {{ SELECT ?gpu ?pa2 (SAMPLE(?r2) AS ?evidence) WHERE {{ {match.replace('?r ', '?r2 ').replace('?pa', '?pa2').replace('?m ', '?m2 ').replace('?unit', '?unit2')} }}"
-        f" GROUP BY ?gpu ?pa2 }} FILTER(!BOUND(?pa2) || !BOUND(?measured) || ?pa2 = ?measured)\n"
+        f"OPTIONAL {{ SELECT ?gpu ?measured ?measured_unit (SAMPLE(?r2) AS ?evidence) WHERE {{\n"
+        f"    {{ SELECT ?gpu ({best}(?pa) AS ?measured) (SAMPLE(?unit) AS ?measured_unit) WHERE {{ {match} }} GROUP BY ?gpu }}\n"
+        f"    {other} FILTER(?pa2 = ?measured) }} GROUP BY ?gpu ?measured ?measured_unit }}\n"
         f"  BIND(IF(BOUND(?measured), {rank}, 0.0) AS ?measured_rank)"
     )
 
@@ -247,12 +250,14 @@ def total_cost(ctx: Context, ask: Ask, fitted: bool, notes: list[str]) -> str | 
     cards = "?cards_needed" if fitted else "1"
     hours = HOURS_PER_YEAR * years * duty
     notes.append(
-        f"total cost of ownership: tco_usd = cards x (price + TDP/1000 kW x {hours:,.0f} h ({years:g} years x {HOURS_PER_YEAR} h x "
+        f"total cost of ownership: tco_usd = cards x (price + TDP/1000 kW x {hours:,.0f} h "
+        f"({years:g} years x {HOURS_PER_YEAR} h x "
         f"{duty:.0%}) x PUE {pue:g} x ${float(str(rate)):g}/kWh)"
         + (f"; assumed: {', '.join(assumed)} (set 'with 5 years', 'with pue 1.3')" if assumed else "")
     )
     energy = f"{constraints.double('?' + tdp.var)} / 1000.0 * {terms.double(hours * pue * float(rate))}"  # type: ignore[arg-type]
-    return f"BIND(IF(BOUND(?{price.var}) && BOUND(?{tdp.var}), ({constraints.double('?' + price.var)} + {energy}) * {cards}, ?none) AS ?tco_usd)"
+    cost = f"({constraints.double('?' + price.var)} + {energy}) * {cards}"
+    return f"BIND(IF(BOUND(?{price.var}) && BOUND(?{tdp.var}), {cost}, ?none) AS ?tco_usd)"
 
 
 def rate_key(ctx: Context, precision: Term | None) -> Key | None:
@@ -294,8 +299,9 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
         found.append(
             Constraint(
                 f"{fit.label} fits in {ask.cards} card(s)",
-                f"EXISTS {{ ?gpu kbq:memory ?m FILTER({constraints.double('?m')} * {terms.double(fit.usable)} > {terms.double(fit.runtime)}"
-                f" && CEIL({terms.double(fit.model_gb)} / ({constraints.double('?m')} * {terms.double(fit.usable)} - {terms.double(fit.runtime)}))"
+                f"EXISTS {{ ?gpu kbq:memory ?m FILTER({constraints.double('?m')} * {terms.double(fit.usable)}"
+                f" > {terms.double(fit.runtime)} && CEIL({terms.double(fit.model_gb)} / ({constraints.double('?m')}"
+                f" * {terms.double(fit.usable)} - {terms.double(fit.runtime)}))"
                 f" <= {terms.integer(ask.cards)}) }}",
             )
         )
@@ -354,6 +360,7 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
     if filters:
         body.append("FILTER (" + "\n     && ".join(filters) + ")")
     decay = float(ctx.cat.config.get("rank_decay", 0.5))  # type: ignore[arg-type]
+    ranking: list[str] = []  # what ranks the candidate rows: score aggregates and BINDs over them
     if metrics:
         score = ordering.score(metrics, decay)
         patterns = sorted(
@@ -367,8 +374,8 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
         casts = list(dict.fromkeys(cast for _aggregate, cast in score.aggregates))
         inner = ["?gpu a kbq:GPU .", *patterns, *where_filter, *casts]
         aggregates = " ".join(aggregate for aggregate, _cast in score.aggregates)
-        body.append("{ SELECT " + aggregates + " WHERE {\n    " + "\n    ".join(inner) + "\n  } }")
-        body += score.binds
+        ranking.append("{ SELECT " + aggregates + " WHERE {\n    " + "\n    ".join(inner) + "\n  } }")
+        ranking += score.binds
         select.append("?score")
         names.append("score")
     if fit is not None:
@@ -393,10 +400,26 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
         select.append("?path")
         names.append("precision_path")
     if statuses:
-        parts = [f'IF({s.sparql}, "", {terms.string(s.note + "; ")})' for s in statuses]
+        # which GPUs meet each status: an OPTIONAL group, not IF(EXISTS ...) in a BIND, which Virtuoso 7
+        # evaluates for minutes when the EXISTS holds OPTIONAL and BIND (placement); not an OPTIONAL
+        # subquery either: Virtuoso 7 mixes up several that each project a constant
+        for i, s in enumerate(statuses):
+            body.append(f"OPTIONAL {{ ?gpu a kbq:GPU FILTER({s.sparql}) BIND(1 AS ?known{i}) }}")
+        parts = [f'IF(BOUND(?known{i}), "", {terms.string(s.note + "; ")})' for i, s in enumerate(statuses)]
         body.append(f"BIND(CONCAT({', '.join(parts)}) AS ?status)")
+        # the sort key is bound here, not computed in ORDER BY: Virtuoso 7 fails to compile an
+        # ORDER BY expression over a variable bound with EXISTS (SQ156 "subq ot was supposed to be found")
+        body.append('BIND(IF(?status = "", 0, 1) AS ?unverified)')
         select.append("?status")
         names.append("status")
+    if ranking:
+        # the candidate rows in a DISTINCT subquery, ranked outside it: without it Virtuoso 7 joins the
+        # status OPTIONALs with the score aggregates for a minute per question; DISTINCT keeps it from
+        # being flattened (a row repeated exactly would be a duplicate in the answer anyway)
+        rows = [v for v in select if v != "?score"]
+        rows += ["?unverified"] if statuses else []
+        rows += ["?measured_rank"] if evidence is not None else []
+        body = ["{ SELECT DISTINCT " + " ".join(rows) + " WHERE {\n  " + "\n  ".join(body) + "\n  } }", *ranking]
     order = _order_clause(ctx, ask, strategy, order_keys, bool(metrics), fit is not None, bool(statuses), tco is not None)
     limit = ask.limit or (subject.count if subject.count else None) or (mode.limit if mode else None)
     runners_up = bool(mode and mode.runners_up and not any(k is segment for k, _t, _p in subject.qualifiers))
@@ -512,6 +535,12 @@ def _order_words(order: ast.Order | None) -> str | None:
     return order.ratio.text + direction
 
 
+def _unknown(var: str) -> str:
+    """1 when `var` is unbound, else 0, as a sort key. Not IF(BOUND(var), 0, 1): Virtuoso 7 calls
+    every variable a subquery projects bound, even where the subquery left it unbound."""
+    return f"COALESCE(STRLEN(STR({var})) * 0, 1)"
+
+
 def _order_clause(
     ctx: Context,
     ask: Ask,
@@ -522,19 +551,20 @@ def _order_clause(
     statused: bool = False,
     tco: bool = False,
 ) -> list[str]:
-    order: list[str] = ['ASC(IF(?status = "", 0, 1))'] if statused else []  # verified rows first
+    order: list[str] = ["ASC(?unverified)"] if statused else []  # verified rows first
     cards = "?cards_needed" if fitted else "1"
     if ask.order is not None:
         key = order_keys[0]
-        expr, bound = f"?{key.var}", f"BOUND(?{key.var})"
+        expr, unknown = f"?{key.var}", _unknown(f"?{key.var}")
         if len(order_keys) == 2:
             per = order_keys[1]
             a, b = constraints.double("?" + key.var), constraints.double("?" + per.var)
             # a ratio over zero is undefined: it sorts last, as a missing figure does
-            expr, bound = f"IF({b} != 0, {a} / {b}, ?undefined)", f"BOUND(?{key.var}) && BOUND(?{per.var}) && {b} != 0"
+            expr = f"IF({b} != 0, {a} / {b}, ?undefined)"
+            unknown = f"IF({unknown} + {_unknown('?' + per.var)} > 0 || {b} = 0, 1, 0)"
         descending = ask.order.descending if ask.order.descending is not None else key.higher_is_better
         # a missing figure sorts last either way (SPARQL puts unbound values first in ASC)
-        order.append(f"ASC(IF({bound}, 0, 1))")
+        order.append(f"ASC({unknown})")
         order.append(f"DESC({expr})" if descending else f"ASC({expr})")
     elif strategy in ("price", "value", "efficiency"):
         price_or_power = ctx.cat.keys.get("tdp" if strategy == "efficiency" else "price")
@@ -543,13 +573,13 @@ def _order_clause(
             cost = f"({constraints.double(var)} * {cards})"
             if tco and strategy != "efficiency":
                 var, cost = "?tco_usd", "?tco_usd"
-            order.append(f"ASC(IF(BOUND({var}), 0, 1))")
+            order.append(f"ASC({_unknown(var)})")
             if strategy == "price":
                 order.append(f"ASC({cost})")
             else:
                 order.append(f"DESC(IF({cost} > 0, ?score / {cost}, 0.0))")
     elif strategy == "evidence":
-        order.append("ASC(IF(BOUND(?measured), 0, 1))")  # measured first, then the profile
+        order.append(f"ASC({_unknown('?measured')})")  # measured first, then the profile
         order.append("ASC(?measured_rank)")
     elif fitted:
         order.append("ASC(COALESCE(?cards_needed, 1000000))")  # fewest cards first, then the profile
