@@ -46,10 +46,7 @@ RDFLIB_KNOWN = {  # rdflib's own limits, not kbq's
     "gpus order by tensor / price desc limit 5": "rdflib cannot ORDER BY an expression that is unbound on some rows "
     "(TypeError comparing None with a value); SPARQL sorts unbound lowest",
 }
-TIED = {  # answers whose row order the KB leaves to the store: reported, to be fixed in the KB
-    "keys": "kbq:currentPriceDate and kbq:hourlyRateDate share the query key price_date, and the keys plan "
-    "orders by key only: the two rows come in the store's order",
-}
+TIED: dict[str, str] = {}  # answers whose row order the KB leaves to the store (none now: keys orders by key, name, IRI)
 
 
 # --- comparison ---------------------------------------------------------------------------------
