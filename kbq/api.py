@@ -18,9 +18,9 @@ if TYPE_CHECKING:
     import pyoxigraph
 
     from kbq.lang.catalog import Catalog
-    from kbq.lang.plans import PlanCache
+    from kbq.lang.plan import Plan, PlanCache
     from kbq.lang.run import Result
-    from kbq.models import GPU, Answer, Entity, SparqlResult
+    from kbq.models import GPU, Answer, Entity, Estimate, SparqlResult
 
 
 class KnowledgeBase:
@@ -99,41 +99,43 @@ class KnowledgeBase:
             self._catalog = Catalog.cached(self.info.path if self.info else None, self._run)
         return self._catalog
 
-    def answer(self, text: str, *, explain: bool = False) -> Result:
-        """Compile and run a kbq question; returns the internal answer (see `ask`).
-
-        Compiled questions are cached beside an embedded snapshot (kbq.lang.plans)."""
-        from kbq.lang.run import compile_question, run_plan
-
+    def plan(self, text: str) -> Plan:
+        """The compiled question (cached beside an embedded snapshot: see kbq.lang.plan)."""
         cache = self._plan_cache()
         plan = cache.get(text) if cache else None
         if plan is None:
+            from kbq.lang.compile import compile_question
+
             plan = compile_question(text, self.catalog, self._run)
             if cache:
                 cache.put(text, plan)
-        return run_plan(text, plan, self.catalog, self._run, explain=explain)
+        return plan
+
+    def answer(self, text: str, *, explain: bool = False) -> Result:
+        """Compile and run a kbq question; the answer every door shares (see `ask` for pydantic)."""
+        from kbq.lang.run import run_plan
+
+        return run_plan(text, self.plan(text), self.catalog, self._run, explain=explain)
 
     def _plan_cache(self) -> PlanCache | None:
         if self.info is None or os.environ.get("KBQ_NO_PLAN_CACHE"):
             return None
         if self._plans is None:
-            from kbq.lang.plans import PlanCache
+            from kbq.lang.plan import PlanCache
 
             self._plans = PlanCache(os.path.join(self.info.path, "plans"))
         return self._plans
 
     def ask(self, text: str, *, explain: bool = False) -> Answer:
-        """Answer a kbq question (e.g. 'gpu for lstm where cooling=blower')."""
+        """Answer a kbq question (e.g. 'gpu for lstm where cooling=blower'), units included."""
         from kbq.models import Answer
 
         result = self.answer(text, explain=explain)
         return Answer.model_validate(result, from_attributes=True)
 
     def compile(self, text: str) -> str:
-        """The SPARQL a kbq question compiles to."""
-        from kbq.lang.run import compile_question
-
-        return compile_question(text, self.catalog, self._run).sparql
+        """The SPARQL a kbq question compiles to (for a computed answer, the look-ups it reads)."""
+        return self.plan(text).shown_sparql()
 
     def gpus(
         self,
@@ -144,25 +146,117 @@ class KnowledgeBase:
         limit: int | None = None,
         workload: str | None = None,
     ) -> list[GPU]:
-        """GPUs matching a kbq condition (e.g. where='memory >= 24gb'), ranked for a workload."""
+        """GPUs matching a kbq condition (e.g. where='memory >= 24gb'), ranked for a workload.
+
+        The question is built as structure (an AST), never by joining text: `workload` is a
+        name, `where` a condition, `order_by` a key."""
+        from kbq.lang import records
+        from kbq.lang.run import run_plan
         from kbq.models import GPU
 
-        text = "gpus" + (f" for {workload}" if workload else "")
-        if where:
-            text += f" where {where}"
-        if order_by:
-            text += f" order by {order_by} {'desc' if descending else 'asc'}"
-        if limit is not None:
-            text += f" limit {int(limit)}"
-        answer = self.answer(text)
-        gpus = []
-        for iri in [row[0] for row in answer.rows]:
-            gpus.append(GPU.model_validate(self.catalog.gpu_record(str(iri), self._run)))
-        return gpus
+        text, plan = records.gpu_plan(
+            self.catalog, self._run, where=where, order_by=order_by, descending=descending, limit=limit, workload=workload
+        )
+        answer = run_plan(text, plan, self.catalog, self._run)
+        return [GPU.model_validate(records.gpu_record(self.catalog, self._run, str(row[0]))) for row in answer.rows]
+
+    def _estimate(self, form: str, model: str, **options: object) -> Estimate:
+        from kbq.lang.run import run_plan
+        from kbq.lang.workload.library import workload_plan
+        from kbq.models import Estimate, EstimateLine
+
+        process, precision, gpu = (_optional_text(options.pop(name, None)) for name in ("process", "precision", "gpu"))
+        gpus = int(options.pop("gpus", 1) or 1)  # type: ignore[call-overload]
+        text, plan = workload_plan(
+            self.catalog,
+            self._run,
+            form,
+            model,
+            process=process,
+            precision=precision,
+            gpu=gpu,
+            gpus=gpus,
+            settings=options,
+        )
+        result = run_plan(text, plan, self.catalog, self._run)
+        lines = []
+        for row in result.rows:
+            if form == "memory":
+                per_gpu = row[2] if len(row) == 5 else None
+                lines.append(
+                    EstimateLine(
+                        part=str(row[0]), value=row[1], unit="GB", per_gpu=per_gpu, formula=str(row[-2]), source=str(row[-1])
+                    )
+                )
+            else:
+                lines.append(
+                    EstimateLine(
+                        part=str(row[0]),
+                        value=row[1],
+                        unit=str(row[2]) if len(row) == 5 else "",
+                        formula=str(row[-2]),
+                        source=str(row[-1]),
+                    )
+                )
+        chart = result.extra.get("chart", {})
+        return Estimate(
+            question=text,
+            kind=result.kind,
+            lines=lines,
+            explanation=result.explanation,
+            chart=chart if isinstance(chart, dict) else {},
+        )
+
+    def memory(
+        self,
+        model: str,
+        *,
+        process: str | None = None,
+        precision: str | None = None,
+        context: int | None = None,
+        batch: int | None = None,
+        gpu: str | None = None,
+        gpus: int = 1,
+        zero_stage: int | None = None,
+        offload: bool = False,
+        lora_rank: int | None = None,
+        kv_precision: str | None = None,
+    ) -> Estimate:
+        """Memory for a model (weights, KV cache, activations, gradients, optimizer, runtime).
+
+        >>> kb.memory("llama 3.1 8b", precision="fp16", context=8192).lines[0].part  # doctest: +SKIP
+        'weights'
+        """
+        kv = None
+        if kv_precision is not None:
+            kv = self.catalog.resolve(kv_precision, ["https://kbq.dev/ontology#Precision"])
+        return self._estimate(
+            "memory", model, process=process, precision=precision, gpu=gpu, gpus=gpus, context=context, batch=batch,
+            zero_stage=zero_stage, offload=offload or None, lora_rank=lora_rank, kv_precision=kv,
+        )  # fmt: skip
+
+    def speed(
+        self, model: str, *, gpu: str, gpus: int = 1, precision: str | None = None, context: int | None = None,
+        batch: int | None = None, mfu: float | None = None, bandwidth_efficiency: float | None = None,
+    ) -> Estimate:  # fmt: skip
+        """Decode and prefill tokens/s on `gpus` x `gpu` (an estimate with its formula and constants)."""
+        return self._estimate(
+            "speed", model, process=None, precision=precision, gpu=gpu, gpus=gpus, context=context, batch=batch,
+            mfu=mfu, bandwidth_efficiency=bandwidth_efficiency,
+        )  # fmt: skip
+
+    def train_time(self, model: str, *, tokens: float, gpu: str, gpus: int = 1, mfu: float | None = None) -> Estimate:
+        """GPU-hours and days to train on `tokens` with `gpus` x `gpu` (6 x N x D / (GPUs x FLOPS x MFU))."""
+        return self._estimate("time", model, process=None, precision=None, gpu=gpu, gpus=gpus, tokens=tokens, mfu=mfu)
 
     def entity(self, name: str) -> Entity:
         """Anything in the KB by label or alternative label."""
+        from kbq.lang import records
         from kbq.models import Entity
 
         iri = self.catalog.resolve(name).iri
-        return Entity.model_validate(self.catalog.entity_record(iri, self._run))
+        return Entity.model_validate(records.entity_record(self.catalog, self._run, iri))
+
+
+def _optional_text(value: object) -> str | None:
+    return None if value is None else str(value)

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from kbq.errors import KbqError, KnowledgeFileError, NoResultError, ValidationError
+from kbq.errors import KbqError, KnowledgeFileError, NoResultError, UnknownTermError, ValidationError
 from kbq.version import __version__
 
 EXAMPLES = """examples:
@@ -23,9 +23,10 @@ EXAMPLES = """examples:
   kbq "describe quadro rtx 8000"    kbq "why quadro rtx 8000 for bert"
   kbq "keys"                        (every attribute you can use in where / order by)
   kbq sparql "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"
+  kbq help [FORM]                   (the language reference: every form, word, key, unit and error)
   kbq build | kbq validate [FILE...] | kbq shell | kbq serve | kbq export
 """
-COMMANDS = {"build", "validate", "sparql", "shell", "serve", "export"}
+COMMANDS = {"build", "validate", "sparql", "shell", "serve", "export", "help"}
 
 
 def _progress(message: str) -> None:
@@ -48,7 +49,12 @@ def _question_parser() -> argparse.ArgumentParser:
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--format", choices=["table", "json", "csv"], default="table", help="output format (default: table)")
+    p.add_argument(
+        "--format",
+        choices=["table", "json", "csv", "chart"],
+        default="table",
+        help="output format (default: table; chart: Unicode bars of a memory estimate, ranking or comparison)",
+    )
     p.add_argument("--kb", action="append", default=[], metavar="FILE", help="a Turtle overlay (repeatable)")
     p.add_argument("--endpoint", metavar="URL", help="ask an external SPARQL endpoint holding `kbq export` data")
 
@@ -70,7 +76,15 @@ def _print_answer(result, fmt: str, out: TextIO, *, explain: bool) -> None:
     if fmt == "csv":
         print(output.to_csv(result.columns, result.rows), file=out)
         return
-    print(output.table(result.columns, result.rows, result.units), file=out)
+    chart = result.extra.get("chart") if fmt == "chart" else None
+    if isinstance(chart, dict):
+        from kbq import charts
+
+        print(charts.render(chart, width=charts.terminal_width(out), color=charts.use_color(out)), file=out)
+    else:
+        if fmt == "chart":
+            print(f"(no chart for a {result.kind} answer: the table)", file=sys.stderr)
+        print(output.table(result.columns, result.rows, result.units), file=out)
     if result.explanation:
         print(file=out)
         for line in result.explanation:
@@ -187,6 +201,43 @@ def cmd_shell(argv: list[str]) -> int:
     return 0
 
 
+def cmd_help(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(
+        prog="kbq help", description="The language reference (docs/language.md): forms, clauses, words, keys, units, errors."
+    )
+    p.add_argument("name", nargs="?", help="a section to print (without one: the list of sections)")
+    p.add_argument("--all", action="store_true", help="print the whole reference (markdown)")
+    p.add_argument("--write", metavar="FILE", help="write the whole reference to FILE (e.g. docs/language.md)")
+    p.add_argument("--kb", action="append", default=[], metavar="FILE", help="a Turtle overlay (repeatable)")
+    args = p.parse_args(argv)
+    from kbq.lang import reference
+
+    names = [name for name, _title, _syntax in reference.listing()]
+    if args.name is None and not (args.all or args.write):
+        width = max(len(n) for n in names)
+        for name, title, syntax in reference.listing():
+            print(f"{name.ljust(width)}  {title}" + (f"\n{' ' * width}    {syntax}" if syntax else ""))
+        print("\nkbq help NAME prints a section; kbq help --all the whole reference (docs/language.md).")
+        return 0
+    if args.name is not None and args.name not in names:
+        import difflib
+
+        raise UnknownTermError(
+            f"no section '{args.name}' in the language reference (kbq help lists them)",
+            suggestions=difflib.get_close_matches(args.name, names, n=3, cutoff=0.5),
+        )
+    kb = _open(argparse.Namespace(kb=args.kb, endpoint=None))
+    ref = reference.Reference(kb.catalog, kb.table)
+    if args.write:
+        Path(args.write).write_text(ref.markdown(), encoding="utf-8")
+        print(f"wrote {args.write}", file=sys.stderr)
+    if args.all:
+        print(ref.markdown(), end="")
+    if args.name is not None:
+        print(ref.section(args.name), end="")
+    return 0
+
+
 def cmd_serve(argv: list[str]) -> int:
     from kbq.serve.app import main as serve_main
 
@@ -211,6 +262,14 @@ def cmd_export(argv: list[str]) -> int:
     return 0
 
 
+def _wants_json(argv: list[str]) -> bool:
+    """`--format json` (or `--format=json`) anywhere: errors then go to stdout as a JSON object too."""
+    for i, arg in enumerate(argv):
+        if arg == "--format=json" or (arg == "--format" and i + 1 < len(argv) and argv[i + 1] == "json"):
+            return True
+    return False
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     handlers = {
@@ -220,15 +279,25 @@ def main(argv: list[str] | None = None) -> int:
         "shell": cmd_shell,
         "serve": cmd_serve,
         "export": cmd_export,
+        "help": cmd_help,
     }
+    as_json = _wants_json(argv)
     try:
         if argv and argv[0] in handlers:
             return handlers[argv[0]](argv[1:])
         return ask(argv)
     except NoResultError as exc:
+        if as_json:
+            from kbq import output
+
+            print(output.to_json({**exc.to_dict(), "no_result": True}))
         print(f"no result: {exc}", file=sys.stderr)
         return exc.exit_code
     except KbqError as exc:
+        if as_json:
+            from kbq import output
+
+            print(output.to_json(exc.to_dict()))
         print(str(exc), file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:

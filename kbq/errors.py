@@ -10,6 +10,10 @@ class KbqError(Exception):
     exit_code = 2
     http_status = 400
 
+    def to_dict(self) -> dict[str, object]:
+        """The error as JSON-ready data (`--format json` prints it on stdout, /ask returns it)."""
+        return {"error": str(self), "type": type(self).__name__}
+
 
 class KnowledgeFileError(KbqError):
     """A Turtle or rule file cannot be read or parsed; names the file and line."""
@@ -77,6 +81,16 @@ class QueryError(KbqError):
         self.expected = expected or []
         self.suggestions = suggestions or []
         super().__init__(self.render())
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "error": self.message,
+            "type": type(self).__name__,
+            "column": self.column,
+            "expected": self.expected,
+            "suggestions": self.suggestions,
+            "detail": self.render(),
+        }
 
     def render(self) -> str:
         parts = []

@@ -49,6 +49,32 @@ class Answer(_Frozen):
     kind: str
     columns: list[str]
     rows: list[list[Value]]
+    units: dict[str, str] = Field(default_factory=dict)
     sparql: str
     explanation: list[str] = Field(default_factory=list)
     removed: list[list[Value]] = Field(default_factory=list)
+    extra: dict[str, object] = Field(default_factory=dict)
+
+
+class EstimateLine(_Frozen):
+    """One line of a workload estimate: its value, the formula with its numbers, its sources."""
+
+    part: str
+    value: Value
+    unit: str = ""
+    per_gpu: Value = None
+    formula: str = ""
+    source: str = ""
+
+
+class Estimate(_Frozen):
+    """A memory, speed or training-time estimate: every line with its formula and sources.
+
+    Estimates, not measurements: `explanation` states the assumptions, the verdict and, where
+    the KB has one, the published figure it compares with."""
+
+    question: str
+    kind: str
+    lines: list[EstimateLine]
+    explanation: list[str] = Field(default_factory=list)
+    chart: dict[str, object] = Field(default_factory=dict)

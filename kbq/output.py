@@ -11,7 +11,7 @@ from typing import Any
 
 from kbq.store.executor import Value
 
-IRI_COLUMNS = {"gpu", "item"}
+IRI_COLUMNS = {"gpu", "item", "instance"}
 
 
 def _cell(value: Value) -> str:

@@ -18,6 +18,10 @@ if ! command -v chromium >/dev/null 2>&1; then
     echo "tests/run.sh: chromium not found (install Debian's chromium package for the browser tests)" >&2
   fi
 fi
+# Virtuoso 7 (Debian's virtuoso-opensource-7-bin) for the store parity test, tests/test_stores.py
+if ! command -v virtuoso-t >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  bash tests/stores/virtuoso.sh install || echo "tests/run.sh: could not install Virtuoso; the store parity test will say so" >&2
+fi
 if ! command -v wrk >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null 2>&1 || true
 fi

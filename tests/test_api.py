@@ -25,6 +25,7 @@ kb:LabCard a kbq:GPU ; rdfs:label "Lab Card 9000" ; skos:altLabel "labcard" ; rd
 kb:LabCardBlower a kbq:BoardDesign ; rdfs:label "Lab Card blower" ; rdfs:comment "Blower." ;
     kbq:cooling kb:Blower ; kbq:maxCardsPerChassis 10 ; dcterms:source <https://example.org/lab> .
 kb:RTX2080Ti kbq:lab_count 2 .
+<https://example.org/lab> rdfs:label "our lab's inventory sheet" ; kbq:tier kb:TierReported .
 """
 
 

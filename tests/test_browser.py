@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import urllib.parse
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -95,3 +98,123 @@ def test_example_and_sparql(page: Any) -> None:
     assert int(page.locator("#results tbody td").first.inner_text()) > 10
     ask(page, "SELECT * WHERE { SERVICE <http://127.0.0.1:9/> { ?s ?p ?o } }")
     page.locator("#error", has_text="SERVICE is refused").wait_for(timeout=15_000)
+
+
+# --- charts: each kind drawn from the answer's chart spec, checked against /ask, screenshotted ---
+
+CHARTS = {
+    "breakdown": "memory for llama 3.1 70b inference at fp8 with 128k context batch 4 on 4 x h100 sxm5",
+    "bars": "gpu for lstm where cooling=blower",
+    "scatter": "best value gpu for resnet-50 training under $2000",
+    "paired": "compare rtx 4090 vs rtx 3090",
+}
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("chart-screenshots")
+
+
+def _answer(server: ServerProcess, question: str) -> dict[str, Any]:
+    with urllib.request.urlopen(server.url + "/ask?" + urllib.parse.urlencode({"q": question}), timeout=60) as response:
+        return json.loads(response.read())  # type: ignore[no-any-return]
+
+
+def _attr(page: Any, selector: str, name: str) -> list[str]:
+    return page.eval_on_selector_all(selector, f"nodes => nodes.map(n => n.getAttribute('{name}'))")  # type: ignore[no-any-return]
+
+
+def _numbers(values: list[str]) -> list[float]:
+    return [float(v) for v in values]
+
+
+def _check_breakdown(page: Any, chart: dict[str, Any]) -> None:
+    assert _attr(page, "#chart rect.part", "data-part") == [p for p, _v in chart["lines"]]
+    assert _numbers(_attr(page, "#chart rect.part", "data-value")) == [v for _p, v in chart["lines"]]
+    assert _numbers(_attr(page, "#chart line.capacity", "data-value")) == [chart["capacity"]]
+    assert _numbers(_attr(page, "#chart line.usable", "data-value")) == [chart["capacity"] * chart["usable_share"]]
+    assert page.locator("#chart text.verdict").text_content() == chart["verdict"]
+    widths = _numbers(_attr(page, "#chart rect.part", "width"))
+    capacity_x = _numbers(_attr(page, "#chart line.capacity", "x1"))[0]
+    start = _numbers(_attr(page, "#chart rect.part", "x"))[0]
+    assert abs(sum(widths) / (capacity_x - start) - sum(v for _p, v in chart["lines"]) / chart["capacity"]) < 0.01
+
+
+def _check_bars(page: Any, chart: dict[str, Any]) -> None:
+    assert _attr(page, "#chart g.row", "data-name") == chart["names"]
+    assert page.locator("#chart g.row.recommended").get_attribute("data-name") == chart["names"][chart["recommended"]]
+    unknown_total = 0
+    for series in chart["series"]:
+        group = f"#chart g.series[data-column='{series['column']}']"
+        known = [(n, v) for n, v in zip(chart["names"], series["values"], strict=True) if v is not None]
+        assert _attr(page, f"{group} rect.bar", "data-name") == [n for n, _v in known]
+        assert _numbers(_attr(page, f"{group} rect.bar", "data-value")) == [v for _n, v in known]
+        unknown = [n for n, v in zip(chart["names"], series["values"], strict=True) if v is None]
+        assert _attr(page, f"{group} g.unknown", "data-name") == unknown  # marked, not a zero-length bar
+        assert all(t == "unknown" for t in page.locator(f"{group} g.unknown text").all_text_contents())
+        unknown_total += len(unknown)
+        texts = page.locator(f"{group} text.value").all_text_contents()
+        assert texts == [f"{v:g}" for _n, v in known]
+    assert unknown_total > 0  # the question has unknown figures: the test sees them drawn as unknown
+    assert chart["profile"] in page.locator("#chart figcaption").inner_text()
+
+
+def _check_scatter(page: Any, chart: dict[str, Any]) -> None:
+    dots = "#chart circle.point[data-name]"
+    xs, ys = _numbers(_attr(page, dots, "data-x")), _numbers(_attr(page, dots, "data-y"))
+    drawn = dict(zip(_attr(page, dots, "data-name"), zip(xs, ys, strict=True), strict=True))
+    assert drawn == {p["name"]: (p["x"], p["y"]) for p in chart["points"]}
+    assert set(_attr(page, "#chart circle.point.on-front[data-name]", "data-name")) == set(chart["front"])
+    front = page.locator("#chart path.front")
+    assert front.get_attribute("data-count") == str(len(chart["front"]))
+    assert front.get_attribute("d").count("L") == len(chart["front"]) - 1  # type: ignore[union-attr]
+    assert _attr(page, "#chart circle.point.recommended[data-name]", "data-name") == [chart["recommended"]]
+
+
+def _check_paired(page: Any, chart: dict[str, Any]) -> None:
+    assert _attr(page, "#chart g.attribute", "data-column") == [a["column"] for a in chart["attributes"]]
+    for attribute in chart["attributes"]:
+        group = f"#chart g.attribute[data-column='{attribute['column']}']"
+        known = [(n, v) for n, v in zip(chart["names"], attribute["values"], strict=True) if v is not None]
+        assert _numbers(_attr(page, f"{group} rect.bar", "data-value")) == [v for _n, v in known]
+        assert len(_attr(page, f"{group} g.unknown", "data-name")) == len(chart["names"]) - len(known)
+        top = max(abs(v) for _n, v in known)
+        widths = _numbers(_attr(page, f"{group} rect.bar", "width"))
+        assert max(widths) == pytest.approx(max(widths[i] * top / abs(v) for i, (_n, v) in enumerate(known) if v), rel=0.02)
+    sources = page.locator("#chart .chart-sources").text_content() or ""
+    for name in chart["names"]:
+        assert all(url in sources for url in chart["sources"][name])
+
+
+@pytest.mark.parametrize("kind", list(CHARTS))
+def test_chart_of_each_kind(page: Any, server: ServerProcess, shots: Path, kind: str) -> None:
+    question = CHARTS[kind]
+    data = _answer(server, question)
+    chart = data["extra"]["chart"]
+    assert chart["type"] == kind
+    ask(page, question)
+    figure = page.locator(f"#chart figure.chart[data-kind='{kind}']")
+    figure.wait_for(timeout=30_000)
+    svg = figure.locator("svg")
+    assert svg.get_attribute("role") == "img"
+    title, desc = figure.locator("svg > title").text_content(), figure.locator("svg > desc").text_content()
+    assert title and desc and svg.get_attribute("aria-labelledby") == "chart-title chart-desc"  # the text alternative
+    assert figure.locator("p.visually-hidden").text_content() == desc
+    {"breakdown": _check_breakdown, "bars": _check_bars, "scatter": _check_scatter, "paired": _check_paired}[kind](page, chart)
+    details = figure.locator("details.chart-data")
+    details.locator("summary").click()
+    table = details.locator("table.chart-table")
+    table.wait_for()
+    assert table.locator("tbody tr").count() >= 1 and table.is_visible()
+    assert page.locator("#results tbody tr").count() == len(data["rows"])  # the table is kept
+    path = shots / f"{kind}.png"
+    figure.screenshot(path=str(path))
+    assert path.stat().st_size > 5_000
+    resources = page.evaluate("performance.getEntriesByType('resource').map(e => e.name)")
+    assert resources and all(url.startswith(server.url) for url in resources), resources
+
+
+def test_the_page_links_the_language_reference(page: Any) -> None:
+    page.click("#reference-link")
+    page.wait_for_url("**/docs/language.md")
+    assert page.locator("body").inner_text().startswith("# The kbq question language")

@@ -117,11 +117,14 @@ def test_console_script_entry_point_starts() -> None:
 
 
 def readme_commands() -> list[list[str]]:
+    """Every `kbq "..."` command of the README, and every question in its table of forms."""
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     found = []
     for line in text.splitlines():
         for chunk in re.findall(r'kbq "[^"]+"(?: --[a-z]+(?: [a-z]+)?)*', line):
             found.append(shlex.split(chunk)[1:])
+        if line.startswith("| ") and not line.startswith("| form"):
+            found += [[q] for q in re.findall(r"`([^`]+)`", line.split("|")[2])]
     return found
 
 

@@ -3,6 +3,7 @@ and a stale, corrupt or foreign entry is never trusted."""
 
 from __future__ import annotations
 
+import hashlib
 import marshal
 import os
 from pathlib import Path
@@ -10,8 +11,9 @@ from pathlib import Path
 import pytest
 from test_golden import QUESTIONS, answer_record
 
-from kbq.lang.plans import PlanCache
-from kbq.lang.run import compile_question, run_plan
+from kbq.lang.compile import compile_question
+from kbq.lang.plan import PlanCache
+from kbq.lang.run import run_plan
 
 
 @pytest.fixture()
@@ -41,12 +43,22 @@ def test_stale_or_corrupt_entries_are_ignored(kb, cache: PlanCache) -> None:
     question = "frameworks for rnn"
     cache.put(question, compile_question(question, kb.catalog, kb.table))
     path = cache._path(question)
-    stamp, text, data = marshal.loads(Path(path).read_bytes())
-    Path(path).write_bytes(marshal.dumps(("kbq-0.0.0;other compiler", text, data)))
+    blob = Path(path).read_bytes()
+    assert cache.get(question) is not None
+    stamp, text, data = marshal.loads(blob[32:])
+
+    def write(payload: bytes) -> None:
+        Path(path).write_bytes(hashlib.sha256(payload).digest() + payload)
+
+    write(marshal.dumps(("kbq-0.0.0;other compiler", text, data)))
     assert cache.get(question) is None
     Path(path).write_bytes(b"\x00garbage")
     assert cache.get(question) is None
-    Path(path).write_bytes(marshal.dumps((stamp, "another question", data)))
+    write(marshal.dumps((stamp, "another question", data)))
+    assert cache.get(question) is None
+    flipped = bytearray(blob)
+    flipped[-5] ^= 0x01  # one flipped byte in a valid entry: the checksum refuses it
+    Path(path).write_bytes(bytes(flipped))
     assert cache.get(question) is None
 
 

@@ -82,7 +82,7 @@ def test_export_formats_hold_the_same_triples(exported: Path, embedded: Knowledg
         str(t) for t in ttl if not isinstance(t.subject, ox.BlankNode) and not isinstance(t.object, ox.BlankNode)
     }
     quads = list(ox.parse(export(embedded.store, "nq"), format=ox.RdfFormat.N_QUADS))
-    # The names graph is the compiler's index (kbq.store.names): a remote store needs it too.
+    # the name index travels with the export, so a remote store answers name look-ups the same way
     assert {q.graph_name.value for q in quads} == {
         "https://kbq.dev/graph/asserted",
         "https://kbq.dev/graph/inferred",

@@ -195,7 +195,7 @@ def build(
             path=str(path),
             key=key,
             engine=engine,
-            asserted=len(loaded.triples),
+            asserted=len(set(loaded.ox_triples)),  # distinct: a triple stated in two files is stored once
             inferred=len(inference.inferred),
             rounds=inference.rounds,
             reason_seconds=round(inference.seconds, 3),

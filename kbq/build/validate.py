@@ -30,11 +30,18 @@ def violations(loaded: LoadedKnowledge, shapes: Path | None = None) -> list[Viol
     if conforms:
         return []
     found = []
+    referrers: dict[str, set[str]] | None = None
     for result in report.subjects(rdflib.RDF.type, SH.ValidationResult):
         focus = report.value(result, SH.focusNode)
         path = report.value(result, SH.resultPath)
         message = report.value(result, SH.resultMessage)
         files = loaded.files_of(focus) if focus is not None else ()
+        if not files and focus is not None:  # a thing only referred to (a source URL): the files that refer to it
+            if referrers is None:
+                referrers = {}
+                for subj, _p, obj in loaded.triples:
+                    referrers.setdefault(str(obj), set()).update(loaded.files_of(subj))
+            files = tuple(sorted(referrers.get(str(focus), ())))
         found.append(
             Violation(
                 subject=_short(focus) if focus is not None else "?",

@@ -1,38 +1,73 @@
-"""The kbq AST: small immutable records (NamedTuples: cheaper to create at import than frozen
-dataclasses, which matters for a cold `kbq` call) that keep source columns (1-based) for errors."""
+"""The kbq AST: small immutable records (NamedTuples: cheaper at import than frozen dataclasses,
+which matters for a cold `kbq` call) that keep source columns (1-based) for errors.
+
+The grammar knows structure only, so most of the AST is phrases: runs of words whose meaning
+(a kind, a workload, a chassis, a precision, a setting) the compiler finds in the KB."""
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
 
-class Name(NamedTuple):
+class Word(NamedTuple):
     text: str
     column: int
+    kind: str = "word"  # word | number | date | comparator | and | or | not | a | slash | punct
 
 
-class Workload(NamedTuple):
-    name: Name
-    of: Name | None = None  # 'inference of bert': name=inference, of=bert
+class Phrase(NamedTuple):
+    words: tuple[Word, ...]
+
+    @property
+    def text(self) -> str:
+        return " ".join(w.text for w in self.words)
+
+    @property
+    def column(self) -> int:
+        return self.words[0].column if self.words else 1
+
+    @property
+    def end(self) -> int:
+        """Column just after the last word."""
+        last = self.words[-1]
+        return last.column + len(last.text)
+
+    def slice(self, start: int, stop: int | None = None) -> Phrase:
+        return Phrase(self.words[start:stop])
 
 
-class Placement(NamedTuple):
-    dense: bool
-    cards: int | None
-    chassis: str
-    column: int
+# Kept as aliases: a name and a value are phrases.
+Name = Phrase
+
+
+class Target(NamedTuple):
+    phrase: Phrase
+    of: Phrase | None = None  # 'inference of bert': phrase=inference, of=bert
+
+
+class Ratio(NamedTuple):
+    key: Word
+    per: Word | None = None  # 'tensor / price'
+
+    @property
+    def text(self) -> str:
+        return self.key.text + (f" / {self.per.text}" if self.per else "")
+
+    @property
+    def column(self) -> int:
+        return self.key.column
 
 
 class Comparison(NamedTuple):
-    key: Name
+    left: Ratio
     op: str
-    value: Name
+    value: Phrase
 
 
 class Membership(NamedTuple):
-    key: Name
+    key: Word
     negated: bool
-    values: tuple[Name, ...]
+    values: tuple[Phrase, ...]
 
 
 class Not(NamedTuple):
@@ -50,45 +85,82 @@ class Or(NamedTuple):
 Expr = Comparison | Membership | Not | And | Or
 
 
+# --- clauses ---------------------------------------------------------------------------------
+
+
+class Where(NamedTuple):
+    expr: Expr
+    column: int
+
+
+class Loose(NamedTuple):
+    """A `with`, `on`/`in`, `at` or `under` clause: its keyword and the words after it."""
+
+    keyword: str  # with | on | in | at | under
+    words: Phrase
+    column: int
+
+
+class AsOf(NamedTuple):
+    value: Word
+
+
 class Order(NamedTuple):
-    key: Name
+    ratio: Ratio
     descending: bool | None
 
 
-class GpuQuestion(NamedTuple):
-    best: bool = False
-    top: int | None = None
-    workload: Workload | None = None
-    placement: Placement | None = None
-    where: Expr | None = None
-    as_of: Name | None = None
-    order: Order | None = None
-    limit: int | None = None
-    using: Name | None = None
-    precision: Name | None = None
+class Limit(NamedTuple):
+    count: int  # type: ignore[assignment]  # a field named like tuple.count
+    column: int
 
 
-class ListQuestion(NamedTuple):
-    kind: str
-    target: Name | None
+class Using(NamedTuple):
+    name: Phrase
 
 
-class RequirementsQuestion(NamedTuple):
-    workload: Workload
-    using: Name | None = None
+Clause = Where | Loose | AsOf | Order | Limit | Using
+
+
+# --- questions -------------------------------------------------------------------------------
+
+
+class SubjectQuestion(NamedTuple):
+    """'[which] SUBJECT [for|of|by TARGET] CLAUSES': GPUs, lists, instances."""
+
+    subject: Phrase
+    link: str | None = None
+    target: Target | None = None
+    clauses: tuple[Clause, ...] = ()
 
 
 class DescribeQuestion(NamedTuple):
-    name: Name
+    name: Phrase
 
 
 class CompareQuestion(NamedTuple):
-    names: tuple[Name, ...]
+    names: tuple[Phrase, ...]
+    clauses: tuple[Clause, ...] = ()
 
 
 class WhyQuestion(NamedTuple):
-    gpu: Name
-    question: GpuQuestion
+    gpu: Phrase
+    target: Target
+    clauses: tuple[Clause, ...] = ()
 
 
-Question = GpuQuestion | ListQuestion | RequirementsQuestion | DescribeQuestion | CompareQuestion | WhyQuestion
+class RequirementsQuestion(NamedTuple):
+    target: Target
+    clauses: tuple[Clause, ...] = ()
+
+
+class WorkloadQuestion(NamedTuple):
+    """memory / speed / time-to-train / how-many questions about one workload."""
+
+    form: str  # memory | speed | time | how_many
+    target: Target
+    clauses: tuple[Clause, ...] = ()
+    hardware: Phrase | None = None  # how many HARDWARE for ...
+
+
+Question = SubjectQuestion | DescribeQuestion | CompareQuestion | WhyQuestion | RequirementsQuestion | WorkloadQuestion

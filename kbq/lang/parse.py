@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import Any
 
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
@@ -17,18 +16,20 @@ MAX_QUESTION = 2000
 
 # Friendly names for terminals in "expected ..." lists.
 _TERMINAL_WORDS = {
-    "GPU_WORD": "gpu",
+    "LINK": "for",
     "FOR": "for",
     "OF": "of",
     "ON": "on",
     "IN": "in",
+    "WITH": "with",
     "WHERE": "where",
-    "AS": "as",
-    "ORDER": "order",
+    "AS": "as of",
+    "ORDER": "order by",
     "BY": "by",
     "LIMIT": "limit",
     "USING": "using",
     "AT": "at",
+    "UNDER": "under",
     "AND": "and",
     "OR": "or",
     "NOT": "not",
@@ -36,44 +37,60 @@ _TERMINAL_WORDS = {
     "NUMBER": "a number",
     "DATE": "a date (YYYY-MM)",
     "COMPARATOR": "a comparison (= != < <= > >=)",
-    "CHASSIS": "chassis",
-    "CARDS": "a card count (9-card)",
-    "DENSE": "dense",
     "LPAR": "(",
     "RPAR": ")",
     "COMMA": ",",
+    "SLASH": "/",
     "ASC": "asc",
     "DESC": "desc",
     "VS": "vs",
     "$END": "end of question",
-    "LIST_WORD": "frameworks",
-    "BEST": "best",
-    "TOP": "top",
     "A": "a",
-    "AN": "an",
+    "TO": "to",
+    "TRAIN": "train",
+    "RUN": "run",
+    "MANY": "many",
+}
+_WORD_KINDS = {
+    "WORD": "word",
+    "NUMBER": "number",
+    "DATE": "date",
+    "COMPARATOR": "comparator",
+    "AND": "and",
+    "OR": "or",
+    "NOT": "not",
+    "A": "a",
+    "AN": "a",
+    "SLASH": "slash",
 }
 
 
 @lru_cache(maxsize=1)
 def parser() -> Lark:
-    return Lark.open(str(resources.grammar_file()), parser="lalr", lexer="contextual", cache=True, propagate_positions=True)
+    return Lark.open(
+        resources.grammar_path(),
+        parser="lalr",
+        lexer="contextual",
+        cache=True,
+        propagate_positions=True,
+        start=["start", "expr_start"],
+    )
 
 
-class _Clause(NamedTuple):
-    """One clause of a GPU question (placement, where, order ...), before it is placed."""
-
-    field: str
-    value: Any
+def _word(token: Token) -> ast.Word:
+    return ast.Word(str(token), token.column or 1, _WORD_KINDS.get(token.type, "punct"))
 
 
-def _whole(token: Token) -> int:
-    if not str(token).isdigit():
-        raise KbqSyntaxError(f"'{token}' is not a whole number", column=token.column)
-    return int(str(token))
+def _phrase(items: list[Any]) -> ast.Phrase:
+    return ast.Phrase(tuple(_word(t) for t in items if isinstance(t, Token)))
 
 
-def _name(tokens: list[Token]) -> ast.Name:
-    return ast.Name(" ".join(str(t) for t in tokens), tokens[0].column or 1)
+def _clauses(items: list[Any]) -> tuple[ast.Clause, ...]:
+    return tuple(i for i in items if isinstance(i, (ast.Where, ast.Loose, ast.AsOf, ast.Order, ast.Limit, ast.Using)))
+
+
+class _Link(str):
+    """The word joining a subject to its target (for / of / by)."""
 
 
 @v_args(inline=False)
@@ -81,50 +98,64 @@ class _ToAst(Transformer[Token, Any]):
     def start(self, items: list[Any]) -> Any:
         return items[0]
 
-    def name(self, items: list[Token]) -> ast.Name:
-        return _name(items)
+    def expr_start(self, items: list[Any]) -> Any:
+        return items[0]
 
-    def key(self, items: list[Token]) -> ast.Name:
-        return _name(items)
+    def phrase(self, items: list[Token]) -> ast.Phrase:
+        return _phrase(items)
 
-    def value(self, items: list[Token]) -> ast.Name:
-        return _name(items)
+    def value(self, items: list[Token]) -> ast.Phrase:
+        return _phrase(items)
 
-    def workload(self, items: list[Any]) -> ast.Workload:
-        names = [i for i in items if isinstance(i, ast.Name)]
-        return ast.Workload(names[0], names[1] if len(names) > 1 else None)
+    def key(self, items: list[Token]) -> ast.Word:
+        return _word(items[0])
 
-    def best(self, _items: list[Any]) -> _Clause:
-        return _Clause("best", True)
+    def ratio(self, items: list[Any]) -> ast.Ratio:
+        keys = [i for i in items if isinstance(i, ast.Word)]
+        return ast.Ratio(keys[0], keys[1] if len(keys) > 1 else None)
 
-    def top(self, items: list[Token]) -> _Clause:
-        return _Clause("top", _whole(items[1]))
+    def target(self, items: list[Any]) -> ast.Target:
+        phrases = [i for i in items if isinstance(i, ast.Phrase)]
+        return ast.Target(phrases[0], phrases[1] if len(phrases) > 1 else None)
 
-    def placement(self, items: list[Token]) -> _Clause:
-        types = {t.type: t for t in items}
-        cards = int(re.match(r"\d+", str(types["CARDS"])).group()) if "CARDS" in types else None  # type: ignore[union-attr]
-        return _Clause("placement", ast.Placement("DENSE" in types, cards, str(types["CHASSIS"]).lower(), items[0].column or 1))
+    # --- clauses -----------------------------------------------------------------------------
 
-    def where(self, items: list[Any]) -> _Clause:
-        return _Clause("where", items[1])
+    def where(self, items: list[Any]) -> ast.Where:
+        return ast.Where(items[1], items[0].column or 1)
 
-    def as_of(self, items: list[Token]) -> _Clause:
-        return _Clause("as_of", _name([items[2]]))
+    def _loose(self, items: list[Any]) -> ast.Loose:
+        head = items[0]
+        keyword = {"below": "under"}.get(str(head).lower(), str(head).lower())
+        return ast.Loose(keyword, _phrase(items[1:]), head.column or 1)
 
-    def order(self, items: list[Any]) -> _Clause:
-        direction = None
-        if len(items) > 3:
-            direction = items[3].type == "DESC"
-        return _Clause("order", ast.Order(items[2], direction))
+    with_ = place = at = under = _loose
 
-    def limit(self, items: list[Token]) -> _Clause:
-        return _Clause("limit", _whole(items[1]))
+    def as_of(self, items: list[Token]) -> ast.AsOf:
+        return ast.AsOf(_word(items[2]))
 
-    def using(self, items: list[Any]) -> _Clause:
-        return _Clause("using", items[1])
+    def direction(self, items: list[Token]) -> bool:
+        return items[0].type.startswith("DESC")
 
-    def precision(self, items: list[Any]) -> _Clause:
-        return _Clause("precision", items[1])
+    def link(self, items: list[Token]) -> _Link:
+        return _Link(str(items[0]).lower())
+
+    def which(self, _items: list[Token]) -> None:
+        return None
+
+    def order(self, items: list[Any]) -> ast.Order:
+        direction = next((i for i in items if isinstance(i, bool)), None)
+        return ast.Order(items[2], direction)
+
+    def limit(self, items: list[Token]) -> ast.Limit:
+        token = items[1]
+        if not str(token).isdigit():
+            raise KbqSyntaxError(f"'{token}' is not a whole number", column=token.column)
+        return ast.Limit(int(str(token)), token.column or 1)
+
+    def using(self, items: list[Any]) -> ast.Using:
+        return ast.Using(items[1])
+
+    # --- conditions --------------------------------------------------------------------------
 
     def negation(self, items: list[Any]) -> ast.Not:
         return ast.Not(items[1])
@@ -140,73 +171,88 @@ class _ToAst(Transformer[Token, Any]):
 
     def membership(self, items: list[Any]) -> ast.Membership:
         negated = any(isinstance(i, Token) and i.type == "NOT" for i in items)
-        values = tuple(i for i in items[1:] if isinstance(i, ast.Name))
+        values = tuple(i for i in items[1:] if isinstance(i, ast.Phrase))
         return ast.Membership(items[0], negated, values)
 
-    def gpu_question(self, items: list[Any]) -> ast.GpuQuestion:
-        question = ast.GpuQuestion()
-        for item in items:
-            if isinstance(item, _Clause):
-                field, value = item
-                if getattr(question, field) not in (None, False):
-                    raise KbqSyntaxError(f"'{field.replace('_', ' ')}' given twice")
-                question = question._replace(**{field: value})
-            elif isinstance(item, ast.Workload):
-                question = question._replace(workload=item)
-        return question
+    # --- questions ---------------------------------------------------------------------------
 
-    def list_question(self, items: list[Any]) -> ast.ListQuestion:
-        target = items[-1] if isinstance(items[-1], ast.Name) else None
-        return ast.ListQuestion(str(items[0]).lower(), target)
-
-    def requirements_question(self, items: list[Any]) -> ast.RequirementsQuestion:
-        using = next((i.value for i in items if isinstance(i, _Clause)), None)
-        return ast.RequirementsQuestion(items[2], using)
+    def subject_question(self, items: list[Any]) -> ast.SubjectQuestion:
+        subject = next(i for i in items if isinstance(i, ast.Phrase))
+        link = next((str(i) for i in items if isinstance(i, _Link)), None)
+        target = next((i for i in items if isinstance(i, ast.Target)), None)
+        return ast.SubjectQuestion(subject, link, target, _clauses(items))
 
     def describe_question(self, items: list[Any]) -> ast.DescribeQuestion:
         return ast.DescribeQuestion(items[1])
 
     def compare_question(self, items: list[Any]) -> ast.CompareQuestion:
-        return ast.CompareQuestion(tuple(i for i in items if isinstance(i, ast.Name)))
+        return ast.CompareQuestion(tuple(i for i in items if isinstance(i, ast.Phrase)), _clauses(items))
 
     def why_question(self, items: list[Any]) -> ast.WhyQuestion:
-        gpu = items[1]
-        question = self.gpu_question([i for i in items[3:] if not isinstance(i, Token)])
-        return ast.WhyQuestion(gpu, question)
+        target = next(i for i in items if isinstance(i, ast.Target))
+        return ast.WhyQuestion(items[1], target, _clauses(items))
+
+    def requirements_question(self, items: list[Any]) -> ast.RequirementsQuestion:
+        target = next(i for i in items if isinstance(i, ast.Target))
+        return ast.RequirementsQuestion(target, _clauses(items))
+
+    def _workload(self, form: str, items: list[Any], hardware: ast.Phrase | None = None) -> ast.WorkloadQuestion:
+        target = next(i for i in items if isinstance(i, ast.Target))
+        return ast.WorkloadQuestion(form, target, _clauses(items), hardware)
+
+    def memory_question(self, items: list[Any]) -> ast.WorkloadQuestion:
+        return self._workload("memory", items)
+
+    def speed_question(self, items: list[Any]) -> ast.WorkloadQuestion:
+        return self._workload("speed", items)
+
+    def time_question(self, items: list[Any]) -> ast.WorkloadQuestion:
+        return self._workload("time", items)
+
+    def how_many_question(self, items: list[Any]) -> ast.WorkloadQuestion:
+        hardware = next(i for i in items if isinstance(i, ast.Phrase))
+        return self._workload("how_many", items, hardware)
+
+
+setattr(_ToAst, "with", _ToAst._loose)
 
 
 def _expected(exc: UnexpectedInput) -> list[str]:
     names = getattr(exc, "expected", None) or getattr(exc, "allowed", None) or set()
-    return sorted({_TERMINAL_WORDS.get(n, n.lower()) for n in names})
+    return sorted({_TERMINAL_WORDS.get(n, n.lower()) for n in names if not n.startswith("__")})
 
 
-def parse(text: str) -> ast.Question:
-    """Parse a question; raise KbqSyntaxError with the column and what was expected."""
+def parse(text: str, *, start: str = "start", offset: int = 0, whole: str | None = None) -> Any:
+    """Parse a question (or, with start='expr_start', a condition found at column offset+1 of
+    `whole`); raise KbqSyntaxError with the column and what was expected."""
+    shown = whole if whole is not None else text
     if len(text) > MAX_QUESTION:
-        raise KbqSyntaxError(f"question is longer than {MAX_QUESTION} characters", query=text[:80] + "...")
+        raise KbqSyntaxError(f"question is longer than {MAX_QUESTION} characters", query=shown[:80] + "...")
     if not text.strip():
-        raise KbqSyntaxError("empty question", query=text, column=1, expected=["gpu", "describe", "compare"])
+        raise KbqSyntaxError("empty question", query=shown, column=1, expected=["gpu", "describe", "compare", "memory"])
     try:
-        tree = parser().parse(text)
+        tree = parser().parse(text, start=start)
         return _ToAst().transform(tree)
     except UnexpectedToken as exc:
         found = "end of question" if exc.token.type == "$END" else f"'{exc.token}'"
         column = exc.column if isinstance(exc.column, int) and exc.column > 0 else len(text) + 1
         if exc.token.type == "$END":
             column = len(text.rstrip()) + 1
-        raise KbqSyntaxError(f"unexpected {found}", query=text, column=column, expected=_expected(exc)) from None
+        raise KbqSyntaxError(f"unexpected {found}", query=shown, column=column + offset, expected=_expected(exc)) from None
     except UnexpectedCharacters as exc:
         raise KbqSyntaxError(
             # lark declares pos_in_stream as None on UnexpectedInput; UnexpectedCharacters always sets an int
             f"unexpected character '{text[exc.pos_in_stream]}'",  # type: ignore[index]
-            query=text,
-            column=exc.column,
+            query=shown,
+            column=exc.column + offset,
             expected=_expected(exc),
         ) from None
     except UnexpectedEOF as exc:
-        raise KbqSyntaxError("the question ends too early", query=text, column=len(text) + 1, expected=_expected(exc)) from None
+        raise KbqSyntaxError(
+            "the question ends too early", query=shown, column=len(text) + 1 + offset, expected=_expected(exc)
+        ) from None
     except VisitError as exc:  # a check inside the transformer failed
         inner = exc.orig_exc
         if isinstance(inner, KbqSyntaxError):
-            raise KbqSyntaxError(inner.message, query=text, column=inner.column or 1) from None
+            raise KbqSyntaxError(inner.message, query=shown, column=(inner.column or 1) + offset) from None
         raise

@@ -1,21 +1,26 @@
-"""Compile a question, run its SPARQL through the executor, and shape the answer: labels for
-IRIs, pivots for describe/compare, the derivation for why, and which constraint removed what."""
+"""Run a plan through the executor and shape its answer: labels for IRIs, pivots for describe
+and compare, the derivation for why, runners-up in other segments, and which constraint removed
+what. Needs no parser and no compiler, so a cached plan answers without them."""
 
 from __future__ import annotations
 
 from kbq.errors import NoResultError
-from kbq.lang import terms
-from kbq.lang.catalog import KBQ_NS, PREFIXES, Catalog, Run
-from kbq.lang.compile import Compiler, Plan
+from kbq.lang import chartspec, terms
+from kbq.lang.catalog import KBQ_NS, PREFIXES, Catalog, Key, Run
+from kbq.lang.plan import Plan
 from kbq.store.executor import Value
 
 DCT_SOURCE = "http://purl.org/dc/terms/source"
+LIST_COLUMNS = ("cooling", "precision", "interconnect", "supported_by", "vendor", "architecture", "segment", "form_factor")
 
 
 class Result:
-    """The answer's fields; kbq.models.Answer validates from these attributes."""
+    """An answer: the table, its units, the SPARQL that produced it, and why.
 
-    FIELDS = ("question", "kind", "columns", "rows", "units", "sparql", "explanation", "removed")
+    The one answer type of every door: the CLI prints it, /ask and `--format json` serialise
+    `to_dict()`, and the library's pydantic `Answer` validates from its attributes."""
+
+    FIELDS = ("question", "kind", "columns", "rows", "units", "sparql", "explanation", "removed", "extra")
 
     def __init__(
         self,
@@ -28,107 +33,155 @@ class Result:
         explanation: list[str] | None = None,
         removed: list[list[Value]] | None = None,
         units: dict[str, str] | None = None,
+        extra: dict[str, object] | None = None,
     ) -> None:
         self.question, self.kind, self.columns, self.rows, self.sparql = question, kind, columns, rows, sparql
         self.explanation = explanation or []
         self.removed = removed or []
         self.units = units or {}
+        self.extra = extra or {}
 
     def to_dict(self) -> dict[str, object]:
         return {f: getattr(self, f) for f in self.FIELDS}
 
 
-def compile_question(text: str, catalog: Catalog, run: Run) -> Plan:
-    """Parse and compile; `run` answers the compiler's small look-ups (profiles, memory needs)."""
-    from kbq.lang.parse import parse  # imports lark: only when a question is not in the plan cache
-
-    return Compiler(catalog, run, text).compile(parse(text))
-
-
 def _constraint_table(plan: Plan, run: Run) -> list[list[Value]]:
-    """For every GPU: its name and whether it meets each constraint."""
-    checks = " ".join(f"(EXISTS {{ FILTER({c.sparql}) }} AS ?c{i})" for i, c in enumerate(plan.constraints))
-    return run(PREFIXES + f"SELECT ?gpu ?name {checks} WHERE {{ ?gpu a kbq:GPU ; rdfs:label ?name }} ORDER BY ?name").rows
+    """For every GPU: its name and whether it meets each constraint (1: it does, 0: not).
+
+    One plain query per constraint (the GPUs that meet it), not IF(EXISTS ...) flags in one
+    SELECT: Virtuoso 7 cannot compile those (stack overflow) and returns a projected boolean as
+    an integer, and it mixes up several OPTIONAL subqueries that each project a constant; a flag
+    named in the SELECT could also capture a constraint's own variable (?c0 ...)."""
+    gpus = run(PREFIXES + "SELECT ?gpu ?name WHERE { ?gpu a kbq:GPU ; rdfs:label ?name } ORDER BY ?name").rows
+    meets = [
+        {row[0] for row in run(PREFIXES + f"SELECT DISTINCT ?gpu WHERE {{ ?gpu a kbq:GPU FILTER({c[1]}) }}").rows}
+        for c in plan.constraints
+    ]
+    return [[gpu, name, *[1 if gpu in ok else 0 for ok in meets]] for gpu, name in gpus]
 
 
-def _removed(plan: Plan, run: Run) -> list[list[Value]]:
+def removed_by(plan: Plan, run: Run) -> list[list[Value]]:
     removed = []
     for gpu, name, *ok in _constraint_table(plan, run):
-        failed = [c.text for c, good in zip(plan.constraints, ok, strict=True) if good is not True]
+        failed = [c[0] for c, good in zip(plan.constraints, ok, strict=True) if good != 1]
         if failed:
             removed.append([gpu, name, "; ".join(failed)])
     return removed
 
 
-def _emptied_by(plan: Plan, run: Run) -> str:
+def emptied_by(plan: Plan, run: Run) -> str:
     table = _constraint_table(plan, run)
     alive = len(table)
     for i, c in enumerate(plan.constraints):
-        still = sum(1 for row in table if all(v is True for v in row[2 : 3 + i]))
+        still = sum(1 for row in table if all(v == 1 for v in row[2 : 3 + i]))
         if still == 0:
-            alone = sum(1 for row in table if row[2 + i] is True)
+            alone = sum(1 for row in table if row[2 + i] == 1)
             return (
-                f"no GPU meets every constraint: '{c.text}' leaves none of the {alive} that met the ones before it"
+                f"no GPU meets every constraint: '{c[0]}' leaves none of the {alive} that met the ones before it"
                 f" ({alone} GPU(s) meet it on its own)"
             )
         alive = still
     return "no GPU matches"
 
 
-def _label_rows(rows: list[list[Value]], catalog: Catalog, skip: int = 1) -> list[list[Value]]:
-    """IRIs the catalog knows become labels, except in the first `skip` columns."""
-    return [
-        row[:skip] + [catalog.label(v) if isinstance(v, str) and v in catalog.terms else v for v in row[skip:]] for row in rows
-    ]
+def _tidy(plan: Plan, rows: list[list[Value]]) -> list[list[Value]]:
+    """Sort concatenated labels (GROUP_CONCAT order is unspecified), empty status -> verified,
+    round the score."""
+    cols = {c: i for i, c in enumerate(plan.columns)}
+    out = []
+    for row in rows:
+        row = list(row)
+        for name in LIST_COLUMNS:
+            i = cols.get(name)
+            if i is not None and isinstance(row[i], str) and ", " in row[i]:  # type: ignore[operator]
+                row[i] = ", ".join(sorted(str(row[i]).split(", ")))
+        if (i := cols.get("status")) is not None:
+            row[i] = "verified" if not row[i] else "unverified: " + str(row[i]).rstrip("; ")
+        if (i := cols.get("score")) is not None and isinstance(score := row[i], float):
+            row[i] = round(score, 4)
+        out.append(row)
+    return out
+
+
+def _runners_up(plan: Plan, rows: list[list[Value]]) -> tuple[list[list[Value]], list[str]]:
+    """Best of each other market segment, named after the answer (a hobby question does not end
+    at a data-centre part)."""
+    cols = {c: i for i, c in enumerate(plan.columns)}
+    seg = cols.get("segment")
+    status = cols.get("status")
+    limit = plan.limit
+    shown = rows[:limit] if limit else rows
+    if seg is None or not rows:
+        return shown, []
+    first_segments = {r[seg] for r in shown}
+    lines = []
+    seen: set[Value] = set(first_segments)
+    for row in rows[len(shown) :]:
+        if row[seg] not in seen and row[seg]:
+            seen.add(row[seg])
+            note = f" ({row[status]})" if status is not None and row[status] != "verified" else ""
+            lines.append(f"best {row[seg]} GPU: {row[1]}{note}")
+    return shown, lines
 
 
 def _describe(plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run) -> list[list[Value]]:
     out = []
     seen = set()
+    skip = ("http://www.w3.org/2002/07/owl#", "http://www.w3.org/2000/01/rdf-schema#subClassOf")
     for prop, value, label in rows:
-        if str(prop).startswith("http://www.w3.org/") and str(prop) not in ("http://www.w3.org/1999/02/22-rdf-syntax-ns#type",):
+        if str(prop).startswith(skip) or (isinstance(value, str) and value.startswith("_:")):
             continue
-        shown = catalog.label(value) if isinstance(value, str) and value in catalog.terms else label
-        if isinstance(value, str) and value.startswith("_:"):
-            continue
+        shown = label
         if (prop, shown) not in seen:
             seen.add((prop, shown))
             out.append([prop, shown])
-    if plan.subject and "gpu" in catalog.terms[plan.subject].kinds:
+    if plan.subject:
         designs = run(
             PREFIXES
             + f"""SELECT ?label ?cooling ?cards ?note WHERE {{
-  {terms.iri(plan.subject)} kbq:boardDesign ?d . ?d rdfs:label ?label ; kbq:cooling/rdfs:label ?cooling .
+  {terms.iri(plan.subject)} kbq:boardDesign ?d . ?d rdfs:label ?label .
+  OPTIONAL {{ ?d kbq:cooling/rdfs:label ?cooling }}
   OPTIONAL {{ ?d kbq:maxCardsPerChassis ?cards }} OPTIONAL {{ ?d kbq:note ?note }} }} ORDER BY ?label"""
         ).rows
         for label, cooling, cards, note in designs:
-            text = f"{label}: {cooling}" + (f", up to {cards} per chassis" if cards else "") + (f" ({note})" if note else "")
-            out.append(["board design (detail)", text])
+            text = f"{label}: {cooling or 'cooling not sourced'}" + (f", up to {cards} per chassis" if cards else "")
+            out.append(["board design (detail)", text + (f" ({note})" if note else "")])
+        cited = run(
+            PREFIXES
+            + f"""SELECT ?property ?source ?tier WHERE {{
+  {terms.iri(plan.subject)} kbq:citation ?c . ?c kbq:forProperty ?p ; dcterms:source ?s .
+  OPTIONAL {{ ?p rdfs:label ?property }} OPTIONAL {{ ?s rdfs:label ?source }} OPTIONAL {{ ?s kbq:tier/rdfs:label ?tier }}
+}} ORDER BY ?property ?source ?tier"""  # a full order: a property with two sources came in the store's order
+        ).rows
+        for prop, source, tier in cited:
+            out.append([f"source of {prop}", f"{source or '?'}" + (f" [{tier}]" if tier else "")])
     return out
 
 
-def _compare(plan: Plan, rows: list[list[Value]], catalog: Catalog) -> list[list[Value]]:
-    by_gpu: dict[str, dict[str, list[Value]]] = {g: {} for g in plan.compare}
+def _compare(plan: Plan, rows: list[list[Value]], catalog: Catalog) -> tuple[list[list[Value]], list[tuple[Key, str]]]:
+    gpus = [str(g) for g in plan.extra.get("gpus", [])]
+    by_gpu: dict[str, dict[str, list[Value]]] = {g: {} for g in gpus}
     for gpu, p, _value, label in rows:
         key = catalog.keys_by_iri.get(str(p))
         name = key.key if key else ("source" if p == DCT_SOURCE else None)
         if name is None:
             continue
         cell = by_gpu[str(gpu)].setdefault(name, [])
-        text = catalog.label(label) if isinstance(label, str) else label
-        if text not in cell:
-            cell.append(text)
+        if label not in cell:
+            cell.append(label)
     out = []
+    attributes: list[tuple[Key, str]] = []
     for key in catalog.gpu_keys():
-        if any(key.key in by_gpu[g] for g in plan.compare):
+        if any(key.key in by_gpu[g] for g in gpus):
             unit = f" ({key.unit_symbol})" if key.unit_symbol else ""
             cells: list[Value] = []
-            for g in plan.compare:
+            for g in gpus:
                 found = sorted(by_gpu[g].get(key.key, []), key=str)
                 cells.append(found[0] if len(found) == 1 else (", ".join(map(str, found)) or None))
             out.append([key.key + unit, *cells])
-    out.append(["sources", *[len(by_gpu[g].get("source", [])) for g in plan.compare]])
-    return out
+            attributes.append((key, key.key + unit))
+    out.append(["sources", *[len(by_gpu[g].get("source", [])) for g in gpus]])
+    return out, attributes
 
 
 def _why(
@@ -145,12 +198,13 @@ def _why(
     explanation.insert(0, f"{name} ranks #{position + 1} of {len(rows)} candidates")
     table: list[list[Value]] = []
     col = {c: i for i, c in enumerate(plan.columns)}
-    for rank, group in enumerate(plan.profile.groups if plan.profile else (), start=1):
+    for rank, group in enumerate(plan.extra.get("profile_keys", []), start=1):
         for key in group:
-            values = [v for v in (r[col[key.key]] for r in rows) if isinstance(v, (int, float))]
+            values = [v for v in (r[col[key]] for r in rows) if isinstance(v, (int, float)) and not isinstance(v, bool)]
             best = max(values) if values else None
-            mine = rows[position][col[key.key]]
-            table.append([rank, key.key, mine, best, key.unit_symbol])
+            mine = rows[position][col[key]]
+            unit = plan.units.get(key, "")
+            table.append([rank, key, mine if mine is not None else "unknown", best, unit])
     sources = run(PREFIXES + f"SELECT ?s WHERE {{ {terms.iri(subject)} dcterms:source ?s }} ORDER BY ?s").rows
     explanation.append("figures from: " + ", ".join(catalog.label(s[0]) for s in sources))
     if position > 0:
@@ -160,52 +214,119 @@ def _why(
 
 def run_plan(text: str, plan: Plan, catalog: Catalog, run: Run, *, explain: bool = False) -> Result:
     """Execute a compiled question and shape its answer."""
-    table = run(plan.sparql)
-    rows = table.rows
+    rows = run(plan.sparql).rows if plan.sparql else []
     explanation = list(plan.explanation)
     removed: list[list[Value]] = []
     columns = plan.columns
+    extra: dict[str, object] = {}
     if plan.kind in ("gpus", "why") and not rows:
-        raise NoResultError(_emptied_by(plan, run) if plan.constraints else "no GPU in the KB")
-    if plan.kind in ("gpus", "why") and "cooling" in plan.columns:
-        at = plan.columns.index("cooling")  # GROUP_CONCAT order is unspecified in SPARQL
-        rows = [[*r[:at], ", ".join(sorted(str(r[at]).split(", "))) if r[at] else r[at], *r[at + 1 :]] for r in rows]
+        raise NoResultError(emptied_by(plan, run) if plan.constraints else "no GPU in the KB")
     if plan.kind == "gpus":
-        rows = _label_rows(rows, catalog)
+        rows = candidates = _tidy(plan, rows)
         if explain and plan.constraints:
-            removed = _removed(plan, run)
-        if rows and plan.limit == 1 and plan.profile is not None:
+            removed = removed_by(plan, run)
+        lines: list[str] = []
+        if plan.extra.get("runners_up"):
+            rows, lines = _runners_up(plan, rows)
+        elif plan.limit:
+            rows = rows[: plan.limit]
+        chart = chartspec.gpu_chart(plan, candidates, rows, catalog)
+        if chart is not None:
+            extra["chart"] = chart
+        if rows and plan.extra.get("best"):
             explanation.insert(0, f"best: {rows[0][1]}")
+        explanation[1:1] = lines
+        explanation[1:1] = _evidence(plan, rows, catalog, run)
+        unknown = _unknowns(plan, rows)
+        if unknown:
+            explanation.append("unknown figures (no source in the KB; each counted as the candidates' mean): " + unknown)
     elif plan.kind == "why":
+        rows = _tidy(plan, rows)
         candidate = any(r[0] == plan.subject for r in rows)
-        everything_removed = _removed(plan, run) if plan.constraints and (explain or not candidate) else []
-        rows, explanation = _why(plan, _label_rows(rows, catalog), catalog, run, everything_removed)
+        everything_removed = removed_by(plan, run) if plan.constraints and (explain or not candidate) else []
+        rows, explanation = _why(plan, rows, catalog, run, everything_removed)
         columns = ["rank", "attribute", "value", "best_candidate", "unit"]
         removed = everything_removed if explain else []
     elif plan.kind == "describe":
         rows = _describe(plan, rows, catalog, run)
         columns = ["property", "value"]
     elif plan.kind == "compare":
-        rows = _compare(plan, rows, catalog)
-        for iri in plan.compare:
-            cited = run(PREFIXES + f"SELECT ?s WHERE {{ {terms.iri(iri)} dcterms:source ?s }} ORDER BY ?s").rows
-            explanation.append(f"sources for {catalog.label(iri)}: " + ", ".join(str(c[0]) for c in cited))
+        rows, attributes = _compare(plan, rows, catalog)
+        sources: dict[str, list[str]] = {}
+        for iri in plan.extra.get("gpus", []):
+            cited = run(PREFIXES + f"SELECT ?s WHERE {{ {terms.iri(str(iri))} dcterms:source ?s }} ORDER BY ?s").rows
+            sources[catalog.label(iri)] = [str(c[0]) for c in cited]
+            explanation.append(f"sources for {catalog.label(iri)}: " + ", ".join(sources[catalog.label(iri)]))
+        gpus = plan.extra.get("gpus")
+        names = [catalog.label(g) for g in gpus] if isinstance(gpus, list) else []
+        chart = chartspec.compare_chart(names, rows, attributes, sources)
+        if chart is not None:
+            extra["chart"] = chart
+    elif plan.kind == "instances":
+        if not rows:
+            raise NoResultError("no cloud instance matches: " + "; ".join(c[0] for c in plan.constraints))
+        rows = [list(r) for r in rows]
     elif plan.kind == "list":
-        rows = _label_rows(rows, catalog, skip=2)
+        rows = [list(r) for r in rows]
         if not rows:
             raise NoResultError(f"nothing found: {explanation[0]}")
-    elif plan.kind == "requirements":
+    elif plan.kind in ("memory", "speed", "time", "how_many"):
+        from kbq.lang.workload.answer import shape
+
+        rows, columns, explanation, extra = shape(plan, rows)
+    else:
         rows = [list(r) for r in rows]
     return Result(
         question=text,
         kind=plan.kind,
         columns=columns,
         rows=rows,
-        sparql=plan.sparql,
+        sparql=plan.shown_sparql(),
         explanation=explanation,
         removed=removed,
         units=plan.units,
+        extra=extra or {k: v for k, v in plan.extra.items() if k in ("breakdown", "chart")},
     )
 
 
-__all__ = ["KBQ_NS", "Result", "compile_question", "run_plan"]
+def _evidence(plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run) -> list[str]:
+    """The measurement that decided the first row, and result labels instead of IRIs."""
+    if "evidence" not in plan.columns or not rows:
+        return []
+    at = plan.columns.index("evidence")
+    iris = [r[at] for r in rows if isinstance(r[at], str)]
+    labels = catalog.labels(iris)
+    first = rows[0][at]
+    for row in rows:
+        if isinstance(result := row[at], str):
+            row[at] = labels.get(result, result)
+    if not isinstance(first, str):
+        return []
+    found = run(
+        PREFIXES
+        + f"""SELECT ?system ?round ?division ?scenario ?value ?unit ?url WHERE {{ BIND({terms.iri(first)} AS ?r)
+  OPTIONAL {{ ?r kbq:system ?system }} OPTIONAL {{ ?r kbq:round ?round }} OPTIONAL {{ ?r kbq:division ?division }}
+  OPTIONAL {{ ?r kbq:scenario ?scenario }} OPTIONAL {{ ?r kbq:resultValue ?value }} OPTIONAL {{ ?r kbq:resultUnit ?unit }}
+  OPTIONAL {{ ?r kbq:resultUrl ?url }} }} LIMIT 1"""
+    ).rows
+    if not found:
+        return []
+    system, round_, division, scenario, value, unit, url = found[0]
+    return [
+        f"decided by measured evidence [measured]: {labels.get(first, first)} - {system}, {round_}, {division}, {scenario}: "
+        f"{value} {unit} as published ({url})"
+    ]
+
+
+def _unknowns(plan: Plan, rows: list[list[Value]]) -> str:
+    cols = {c: i for i, c in enumerate(plan.columns)}
+    keys = [k for g in plan.extra.get("profile_keys", []) for k in g]
+    parts = []
+    for row in rows:
+        missing = [k for k in keys if k in cols and row[cols[k]] is None]
+        if missing:
+            parts.append(f"{row[1]} ({', '.join(missing)})")
+    return "; ".join(parts)
+
+
+__all__ = ["KBQ_NS", "Result", "run_plan"]

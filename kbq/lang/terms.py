@@ -41,3 +41,11 @@ def date(value: str) -> str:
 
 def boolean(value: bool) -> str:
     return "true" if value else "false"
+
+
+def double(value: float | int) -> str:
+    """An xsd:double literal (engine-neutral: no integer division, no 64-bit integer overflow)."""
+    number = float(value)
+    if number != number or number in (float("inf"), float("-inf")):
+        raise ValueError(f"not a finite number: {value!r}")
+    return f'"{number!r}"^^<http://www.w3.org/2001/XMLSchema#double>'

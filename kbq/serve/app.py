@@ -1,7 +1,8 @@
 """`kbq serve`: the SPARQL 1.1 endpoint, the kbq language over HTTP, and the web page.
 
 Routes: `/sparql` (kbq.serve.sparql), `/ask?q=` (the answer `kbq --format json` prints),
-`/health`, `/` and `/static/` (the page, served from kbq/static: no CDN). Queries run in
+`/health`, `/docs/language.md` (the language reference), `/` and `/static/` (the page, served
+from kbq/static: no CDN). Queries run in
 killable worker processes (kbq.serve.pool); logging is configured in `main()` only.
 
 `/ask` statuses: 200 with the answer; 200 with empty `rows` and a `message` when the
@@ -41,7 +42,8 @@ from kbq.serve.http import ConnectionLimits, protocol_class
 from kbq.serve.pool import WorkerPool
 from kbq.serve.sparql import ProtocolError, read_body, sparql_endpoint
 from kbq.serve.state import ServerConfig, ServerState, answer, failure, run_job
-from kbq.store.resources import ASSERTED_GRAPH, INFERRED_GRAPH
+from kbq.store.names import NAMES_GRAPH
+from kbq.store.resources import ASSERTED_GRAPH, INFERRED_GRAPH, data_root
 from kbq.store.snapshot import SnapshotInfo
 
 STATIC = Path(__file__).resolve().parent / "static"
@@ -216,6 +218,14 @@ async def index(request: Request) -> Response:
     return FileResponse(STATIC / "index.html", headers=PAGE_HEADERS)
 
 
+async def language(request: Request) -> Response:
+    """The language reference (docs/language.md, written by `kbq help --write`), as plain text."""
+    path = Path(data_root()) / "docs" / "language.md"
+    if not path.is_file():
+        return failure(404, "the language reference is not installed (kbq help --all prints it)", as_json=False)
+    return FileResponse(path, media_type="text/plain; charset=utf-8", headers=PAGE_HEADERS)
+
+
 def create_app(config: ServerConfig, info: SnapshotInfo) -> Starlette:
     """The ASGI app; its lifespan starts and stops the worker pool."""
     pool = WorkerPool(
@@ -228,7 +238,9 @@ def create_app(config: ServerConfig, info: SnapshotInfo) -> Starlette:
         max_bytes=config.max_response_bytes,
         memory_mb=config.worker_memory_mb,
     )
-    state = ServerState(config=config, info=info, served_graphs=frozenset({ASSERTED_GRAPH, INFERRED_GRAPH}), pool=pool)
+    state = ServerState(
+        config=config, info=info, served_graphs=frozenset({ASSERTED_GRAPH, INFERRED_GRAPH, NAMES_GRAPH}), pool=pool
+    )
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -257,6 +269,7 @@ def create_app(config: ServerConfig, info: SnapshotInfo) -> Starlette:
         Route("/sparql", sparql_endpoint, methods=["GET", "POST"]),
         Route("/ask", ask, methods=["GET", "POST"]),
         Route("/health", health, methods=["GET"]),
+        Route("/docs/language.md", language, methods=["GET"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)

@@ -163,13 +163,12 @@ class Worker:
     def ask(self, text: str, *, explain: bool) -> tuple[dict[str, Any], bytes]:
         from kbq import output
         from kbq.errors import KbqError, NoResultError, QueryError
-        from kbq.lang.run import compile_question
 
         try:
             result = self.kb.answer(text, explain=explain)
             return {"status": 200}, output.to_json(result.to_dict()).encode()
         except NoResultError as exc:
-            plan = compile_question(text, self.kb.catalog, self.kb.table)
+            plan = self.kb.plan(text)
             payload = {
                 "question": text,
                 "kind": plan.kind,

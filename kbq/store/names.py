@@ -13,9 +13,9 @@ NAMING_PREDICATES = (
     "http://www.w3.org/2004/02/skos/core#altLabel",
     "https://kbq.dev/ontology#symbol",
 )
-_STRIP = re.compile(r"[\s\-_™®]+")
+_STRIP = re.compile(r"[\s\-_™®()]+")
 
 
 def normalise(text: str) -> str:
-    """Case, spaces, hyphens and underscores do not matter in names ('RTX 2080-Ti' = 'rtx2080ti')."""
+    """Case, spaces, hyphens, underscores and parentheses do not matter in names ('RTX 2080-Ti' = 'rtx2080ti')."""
     return _STRIP.sub("", text.casefold())

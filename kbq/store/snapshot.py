@@ -131,10 +131,11 @@ def _build_code() -> str:
         names = sorted(n for n in os.listdir(folder) if n.endswith(".py"))
     except OSError:
         return "build:?"
+    paths = [os.path.join(folder, n) for n in names] + [os.path.join(os.path.dirname(__file__), "names.py")]  # the name index
     stamps = []
-    for name in names:
-        st = os.stat(os.path.join(folder, name))
-        stamps.append(f"{name}:{st.st_size}:{st.st_mtime_ns}")
+    for path in paths:
+        st = os.stat(path)
+        stamps.append(f"{os.path.basename(path)}:{st.st_size}:{st.st_mtime_ns}")
     return ",".join(stamps)
 
 

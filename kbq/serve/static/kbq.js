@@ -1,9 +1,14 @@
-// The kbq page: ask /ask (kbq language) or /sparql (SPARQL), show the answer as a table.
+// The kbq page: ask /ask (kbq language) or /sparql (SPARQL), show the answer as a chart (charts.js)
+// and a table.
 // Plain DOM, no framework; every value is written with textContent (never as HTML).
 "use strict";
 
 const EXAMPLES = [
   "best gpu for bert on dense 9-card chassis as of 2020-03",
+  "memory for llama 3.1 70b inference at fp8 with 128k context batch 4 on 4 x h100 sxm5",
+  "best value gpu for resnet-50 training under $2000",
+  "gpus order by tensor / price desc limit 10",
+  "compare rtx 4090 vs rtx 3090",
   "gpu for lstm where cooling=blower",
   "gpus where memory >= 24gb and nvlink = yes order by bandwidth desc limit 5",
   "gpu for llama 3.1 70b inference at int4 in an 8-card server",
@@ -55,6 +60,7 @@ function reset() {
   $("explanation").replaceChildren();
   $("sparql").textContent = "";
   $("sparql-box").hidden = false;
+  $("chart").replaceChildren();
   $("results").tHead.replaceChildren();
   $("results").tBodies[0].replaceChildren();
 }
@@ -101,6 +107,8 @@ function showAnswer(data) {
   const hasGpu = data.columns.includes("gpu");
   const linkColumn = hasGpu ? shown.indexOf(data.columns.indexOf("name")) : -1;
   fillTable(headers, data.rows.map((r) => shown.map((i) => r[i])), linkColumn, data.kind === "compare");
+  const chart = KbqCharts.draw(data); // charts.js: the answer's chart spec drawn as SVG, if it has one
+  if (chart) $("chart").append(chart);
   for (const line of data.explanation || []) $("explanation").append(el("li", line));
   $("sparql").textContent = data.sparql || "";
   if (data.message) {

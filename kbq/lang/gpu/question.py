@@ -1,0 +1,589 @@
+"""A GPU question -> one SPARQL SELECT: candidates that meet every constraint, the figures to
+show, a score from the workload's profile, and the order the ranking mode asks for."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from kbq.errors import QueryError
+from kbq.lang import ast, terms
+from kbq.lang.catalog import Key, Term, k
+from kbq.lang.context import Constraint, Context, Status
+from kbq.lang.gpu import columns, constraints, explain, ordering
+from kbq.lang.gpu.ordering import Metric, Profile
+from kbq.lang.plan import Plan
+from kbq.lang.words import (
+    Ceiling,
+    Chassis,
+    Condition,
+    Hardware,
+    PrecisionChoice,
+    SettingValue,
+    Subject,
+    Workload,
+    Year,
+)
+
+
+class Ask(NamedTuple):
+    """A GPU question once its words are understood."""
+
+    subject: Subject
+    workload: Workload | None
+    process: Term | None
+    process_defaulted: bool
+    precision: Term | None
+    constraints: list[Constraint]
+    statuses: list[Status]
+    notes: list[str]
+    settings: dict[str, object]
+    cards: int | None  # cards in the machine (placement or hardware)
+    as_of: str | None  # first day after the as-of period
+    order: ast.Order | None
+    limit: int | None
+    authority: Term | None
+    authority_column: int | None
+
+
+def default_process(ctx: Context, workload: Term | None) -> Term | None:
+    """The nearest family's kbq:defaultProcess (a generative model asked bare means running it)."""
+    if workload is None:
+        return None
+    rows = ctx.rows(
+        f"""SELECT ?p ?label (COUNT(?mid) AS ?depth) WHERE {{
+  {{ {terms.iri(workload.iri)} a ?f }} UNION {{ {terms.iri(workload.iri)} rdfs:subClassOf ?f }}
+  UNION {{ BIND({terms.iri(workload.iri)} AS ?f) }}
+  UNION {{ {terms.iri(workload.iri)} kbq:primaryAlgorithm ?f }}
+  ?f kbq:defaultProcess ?p . ?p rdfs:label ?label .
+  OPTIONAL {{ ?f rdfs:subClassOf ?mid . ?mid rdfs:subClassOf kbq:Algorithm }}
+}} GROUP BY ?p ?label ORDER BY DESC(?depth) ?label LIMIT 1"""
+    )
+    if not rows:
+        return None
+    return Term(str(rows[0][0]), str(rows[0][1]), frozenset())
+
+
+def understand(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Ask:
+    workload = ctx.words.workload(q.target) if q.target is not None and q.link in ("for", "of") else None
+    found: list[Constraint] = [constraints.qualifier(key, term) for key, term, _ in subject.qualifiers]
+    if subject.relation is not None and q.target is not None:
+        found.append(constraints.relation(ctx, subject.relation, q.target.phrase))
+    statuses: list[Status] = []
+    notes: list[str] = []
+    settings: dict[str, object] = {}
+    precision = workload.precision if workload else None
+    cards: int | None = None
+    as_of: str | None = None
+    psu: float | None = None
+    order = limit = authority = authority_column = None
+    chassis: Chassis | None = None
+    for clause in q.clauses:
+        if isinstance(clause, ast.Where):
+            found += constraints.where(ctx, clause.expr)
+        elif isinstance(clause, ast.AsOf):
+            c, as_of = constraints.as_of(ctx, clause.value.text, clause.value.column)
+            found.append(c)
+        elif isinstance(clause, ast.Order):
+            order = clause
+        elif isinstance(clause, ast.Limit):
+            if clause.count < 1:
+                raise ctx.error("limit must be at least 1", clause.column)
+            limit = clause.count
+        elif isinstance(clause, ast.Using):
+            authority = ctx.words.name(clause.name, (k("ProfileAuthority"),), "profile authority")
+            authority_column = clause.name.column
+        else:
+            for item in ctx.words.loose(clause):
+                if isinstance(item, Condition):
+                    found += constraints.where(ctx, item.expr)
+                elif isinstance(item, Year):
+                    c, as_of = constraints.as_of(ctx, item.text, item.column)
+                    found.append(c)
+                    notes.append(f"'in {item.text}' read as 'as of {item.text}' (GPUs released by then)")
+                elif isinstance(item, Chassis):
+                    chassis = item
+                elif isinstance(item, Hardware):
+                    if item.gpu is not None:
+                        raise ctx.error(
+                            f"'{item.count} x {item.gpu.label}' names hardware: ask 'memory for ...' or 'speed of ...' on it",
+                            item.column,
+                        )
+                    cards = item.count
+                elif isinstance(item, PrecisionChoice):
+                    precision = item.term
+                elif isinstance(item, Ceiling):
+                    found.append(constraints.ceiling(item))
+                elif isinstance(item, SettingValue):
+                    if item.setting.name == "psu":
+                        psu = item.value
+                    else:
+                        settings[item.setting.name] = (
+                            item.term if item.term is not None else (True if item.value is None else item.value)
+                        )
+                        settings["_column_" + item.setting.name] = item.column
+    if chassis is not None:
+        cards = chassis.cards or cards
+        placed, placed_status, placed_notes = constraints.placement(ctx, chassis._replace(cards=cards))
+        found += placed
+        statuses += placed_status
+        notes += placed_notes
+    if psu is not None:
+        c, status, power_notes = constraints.power(ctx, psu, cards or 1)
+        found.append(c)
+        statuses.append(status)
+        notes += power_notes
+    process = workload.process if workload else None
+    defaulted = False
+    if workload is not None and process is None and workload.term is not None:
+        process = default_process(ctx, workload.term)
+        defaulted = process is not None
+    return Ask(
+        subject, workload, process, defaulted, precision, found, statuses, notes, settings, cards, as_of, order, limit,
+        authority, authority_column,
+    )  # fmt: skip
+
+
+class Fit(NamedTuple):
+    label: str
+    total: float  # whole need on one GPU, GB
+    model_gb: float  # what splits over GPUs (total minus the per-GPU runtime)
+    runtime: float  # per-GPU runtime reserve, GB
+    usable: float  # share of a GPU's memory to fill
+    weight_bytes: float | None = None  # weights read per decoded token (active parameters)
+    kv_bytes: float = 0.0  # KV cache of one sequence at the context
+    batch: int = 1
+
+
+def memory_fit(ctx: Context, ask: Ask, workload: Term | None, notes: list[str]) -> Fit | None:
+    """The workload's memory from its architecture (see `memory for ...`), when it is a model."""
+    from kbq.lang.words import MODEL
+    from kbq.lang.workload import facts
+    from kbq.lang.workload.question import estimate
+
+    if workload is None or not workload.is_a(MODEL) or ask.process is None:
+        if ask.settings and workload is not None:
+            notes.append(f"settings {', '.join(ask.settings)} apply to models; {workload.label} is not one")
+        return None
+    try:
+        est = estimate(ctx, workload, ask.process, ask.precision, ask.settings)
+    except QueryError as exc:
+        if exc.column is not None:  # the question's own setting is wrong (e.g. a context beyond the model's)
+            raise
+        notes.append(f"memory fit not computed: {exc.message}")
+        return None
+    runtime = sum(line.gb for line in est.lines if line.part.startswith("runtime"))
+    usable = facts.constants(ctx).get("usable_share")
+    share = usable.value if usable else 1.0
+    parts = ", ".join(f"{line.part} {line.gb:.2f}" for line in est.lines)
+    notes.append(
+        f"memory: {est.process.label} of {est.model.label} at {est.format.label} needs {est.total:.1f} GB ({parts} GB); "
+        f"cards_needed = ceil((need - runtime) / (memory x {share:g} - runtime)); 'memory for ...' shows every formula"
+    )
+    notes += [f"assumed: {a}" for a in est.assumed]
+    notes += est.notes
+    training = est.process.training
+    return Fit(
+        est.model.label, est.total, est.total - runtime, runtime, share,
+        None if training else est.weight_bytes_active, est.kv_bytes_per_seq, int(est.settings.get("batch", 1) or 1),  # type: ignore[call-overload]
+    )  # fmt: skip
+
+
+TRAINING_MEASURE = "accelerator-minutes"
+
+
+def measured_evidence(ctx: Context, ask: Ask, workload: Term | None, strategy: str, notes: list[str]) -> str | None:
+    """The best published measurement per GPU for the workload (MLPerf, per accelerator), as a
+    pattern binding ?measured, ?measured_unit, ?evidence and ?measured_rank (lower ranks first)."""
+    if workload is None:
+        return None
+    process = ask.process.iri if ask.process else None
+    wl = terms.iri(workload.iri)
+    proc = f"?r kbq:forProcessOf {terms.iri(process)} ." if process else ""
+    counts = ctx.rows(
+        f"SELECT (COUNT(DISTINCT ?r) AS ?n) (COUNT(DISTINCT ?g) AS ?gpus) (SAMPLE(?unit) AS ?u) WHERE {{"
+        f" {{ ?r kbq:benchmarkModel {wl} }} UNION {{ ?r kbq:benchmarkModel ?m . ?m kbq:variantOf {wl} }}"
+        f" {proc} ?r kbq:accelerator ?g ; kbq:perAccelerator ?pa ; kbq:perAcceleratorUnit ?unit . }}"
+    )
+    n, gpus, unit = counts[0] if counts else (0, 0, None)
+    if not n:
+        if strategy == "evidence":
+            notes.append(f"no published measurement for {workload.label} in the KB: ranked by the profile")
+        return None
+    lower = str(unit) == TRAINING_MEASURE
+    best = "MIN" if lower else "MAX"
+    notes.append(
+        f"evidence: {n} published results ({unit}, normalised per accelerator by kbq; MLPerf does not endorse per-accelerator "
+        f"figures) on {gpus} GPUs for {workload.label}; 'measured' is each GPU's best ({'lowest' if lower else 'highest'})"
+    )
+    match = (
+        f"{{ ?r kbq:benchmarkModel {wl} }} UNION {{ ?r kbq:benchmarkModel ?m . ?m kbq:variantOf {wl} }} {proc}"
+        " ?r kbq:accelerator ?gpu ; kbq:perAccelerator ?pa ; kbq:perAcceleratorUnit ?unit ."
+    )
+    rank = "?measured" if lower else "(0.0 - ?measured)"
+    other = match.replace("?r ", "?r2 ").replace("?pa", "?pa2").replace("?m ", "?m2 ").replace("?unit", "?unit2")
+    # one OPTIONAL subquery (the best figure per GPU, then a result that reached it), not two and a
+    # FILTER over both: Virtuoso 7 then loses ?measured on every row (once the row has a label)
+    return (
+        f"OPTIONAL {{ SELECT ?gpu ?measured ?measured_unit (SAMPLE(?r2) AS ?evidence) WHERE {{\n"
+        f"    {{ SELECT ?gpu ({best}(?pa) AS ?measured) (SAMPLE(?unit) AS ?measured_unit) WHERE {{ {match} }} GROUP BY ?gpu }}\n"
+        f"    {other} FILTER(?pa2 = ?measured) }} GROUP BY ?gpu ?measured ?measured_unit }}\n"
+        f"  BIND(IF(BOUND(?measured), {rank}, 0.0) AS ?measured_rank)"
+    )
+
+
+HOURS_PER_YEAR = 24 * 365
+
+
+def total_cost(ctx: Context, ask: Ask, fitted: bool, notes: list[str]) -> str | None:
+    """Total cost of ownership when the question gives an electricity price ('at $0.15/kwh'):
+    cards x (price + board power x hours x years x utilisation x PUE x $/kWh)."""
+    rate = ask.settings.get("electricity")
+    if rate is None:
+        return None
+    years = float(ask.settings.get("years") or 3)  # type: ignore[arg-type]
+    duty = float(ask.settings.get("duty") or 1.0)  # type: ignore[arg-type]
+    pue = float(ask.settings.get("pue") or 1.0)  # type: ignore[arg-type]
+    assumed = [
+        w for w, key in (("3 years", "years"), ("utilisation 100%", "duty"), ("PUE 1.0", "pue")) if key not in ask.settings
+    ]
+    price, tdp = ctx.cat.keys["price"], ctx.cat.keys["tdp"]
+    cards = "?cards_needed" if fitted else "1"
+    hours = HOURS_PER_YEAR * years * duty
+    notes.append(
+        f"total cost of ownership: tco_usd = cards x (price + TDP/1000 kW x {hours:,.0f} h "
+        f"({years:g} years x {HOURS_PER_YEAR} h x "
+        f"{duty:.0%}) x PUE {pue:g} x ${float(str(rate)):g}/kWh)"
+        + (f"; assumed: {', '.join(assumed)} (set 'with 5 years', 'with pue 1.3')" if assumed else "")
+    )
+    energy = f"{constraints.double('?' + tdp.var)} / 1000.0 * {terms.double(hours * pue * float(rate))}"  # type: ignore[arg-type]
+    cost = f"({constraints.double('?' + price.var)} + {energy}) * {cards}"
+    return f"BIND(IF(BOUND(?{price.var}) && BOUND(?{tdp.var}), {cost}, ?none) AS ?tco_usd)"
+
+
+def rate_key(ctx: Context, precision: Term | None) -> Key | None:
+    """The throughput key stating the rate of the asked precision (kbq:ratePrecision)."""
+    if precision is None:
+        return None
+    compute = ctx.rows(f"SELECT ?c WHERE {{ {terms.iri(precision.iri)} kbq:computePrecision ?c }} LIMIT 1")
+    wanted = str(compute[0][0]) if compute else precision.iri
+    for key in ctx.cat.gpu_keys():
+        if key.precision == wanted:
+            return key
+    return None
+
+
+def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan:
+    ask = understand(ctx, q, subject)
+    workload_term = ask.workload.term if ask.workload else None
+    explanation: list[str] = []
+    profile: Profile | None = None
+    profile_notes: list[str] = []
+    if ask.workload is not None or ask.authority is not None:
+        profile, profile_notes = ordering.choose(ctx, workload_term, ask.authority, ask.authority_column)
+    mode = subject.mode
+    strategy = mode.strategy if mode else "profile"
+    if profile is None and strategy == "profile":
+        strategy = "name"
+    found = list(ask.constraints)
+    statuses = list(ask.statuses)
+    notes = list(ask.notes) + profile_notes
+    path_note = None
+    tensor = ctx.cat.keys.get("tensor")
+    rate = rate_key(ctx, ask.precision)
+    if ask.precision is not None:
+        c, precision_notes, path_note = constraints.precision(ctx, ask.precision)
+        found.append(c)
+        notes += precision_notes
+    fit = memory_fit(ctx, ask, workload_term, notes)
+    if fit is not None and ask.cards:
+        found.append(
+            Constraint(
+                f"{fit.label} fits in {ask.cards} card(s)",
+                f"EXISTS {{ ?gpu kbq:memory ?m FILTER({constraints.double('?m')} * {terms.double(fit.usable)}"
+                f" > {terms.double(fit.runtime)} && CEIL({terms.double(fit.model_gb)} / ({constraints.double('?m')}"
+                f" * {terms.double(fit.usable)} - {terms.double(fit.runtime)}))"
+                f" <= {terms.integer(ask.cards)}) }}",
+            )
+        )
+    # --- columns ---------------------------------------------------------------------------
+    shown: list[Key] = []
+    metrics: list[list[Metric]] = []
+    substitute = {}
+    if rate is not None and tensor is not None and rate != tensor:
+        substitute[tensor.iri] = rate
+        notes.append(f"ranking uses {rate.key} ({rate.label}) where the profile names tensor throughput")
+    for group in profile.groups if profile else ():
+        ranked = []
+        for iri in group:
+            key = substitute.get(iri) or ctx.cat.keys_by_iri[iri]
+            columns.add(shown, key)
+            expr = f"?{key.var}"
+            if key is rate and tensor is not None:
+                columns.add(shown, tensor)
+                expr = f"COALESCE(?{key.var}, ?{tensor.var})"
+            ranked.append(Metric(key.var.removeprefix("v_"), expr, key.higher_is_better))
+        metrics.append(ranked)
+    for word in constraints.keys_in(_where_of(q)):
+        if word.text.lower() != constraints.NAME_KEY:
+            columns.add(shown, ctx.cat.key(word.text, query=ctx.text, column=word.column))
+    order_keys = _order_keys(ctx, ask.order)
+    columns.add(shown, *order_keys)
+    if rate is not None:
+        columns.add(shown, rate)
+    if profile is None:
+        columns.add(shown, *columns.defaults(ctx, "default"))
+    if fit is not None:
+        columns.add(shown, ctx.cat.keys.get("memory"))
+    if ask.cards:
+        columns.add(shown, ctx.cat.keys.get("cards"))
+    if strategy in ("price", "value"):
+        columns.add(shown, ctx.cat.keys.get("price"))
+    if strategy == "efficiency":
+        columns.add(shown, ctx.cat.keys.get("tdp"))
+    if "electricity" in ask.settings:
+        columns.add(shown, ctx.cat.keys.get("price"), ctx.cat.keys.get("tdp"))
+    columns.add(shown, *columns.defaults(ctx, "always"))
+    cooling = columns.cooling_key(ctx)
+    segment = columns.segment_key(ctx)
+    shown = [k for k in shown if k not in (cooling, segment)]
+    # --- SPARQL ------------------------------------------------------------------------------
+    select = ["?gpu", "?name"] + [f"?{k.var}" for k in shown]
+    names = ["gpu", "name"] + [k.key for k in shown]
+    body = ["?gpu a kbq:GPU ; rdfs:label ?name ."]
+    body += [columns.dated_pattern(k, ask.as_of) if ask.as_of else columns.pattern(k) for k in shown]
+    for extra_key in (cooling, segment):
+        if extra_key is not None:
+            body.append(columns.pattern(extra_key))
+            select.append(f"?{extra_key.var}")
+            names.append(extra_key.key)
+    filters = [c.sparql for c in found]
+    if filters:
+        body.append("FILTER (" + "\n     && ".join(filters) + ")")
+    decay = float(ctx.cat.config.get("rank_decay", 0.5))  # type: ignore[arg-type]
+    ranking: list[str] = []  # what ranks the candidate rows: score aggregates and BINDs over them
+    if metrics:
+        score = ordering.score(metrics, decay)
+        patterns = sorted(
+            {
+                columns.dated_pattern(k, ask.as_of) if ask.as_of else columns.pattern(k)
+                for g in metrics
+                for k in _metric_keys(ctx, g, shown)
+            }
+        )
+        where_filter = ["FILTER (" + " && ".join(filters) + ")"] if filters else []
+        casts = list(dict.fromkeys(cast for _aggregate, cast in score.aggregates))
+        inner = ["?gpu a kbq:GPU .", *patterns, *where_filter, *casts]
+        aggregates = " ".join(aggregate for aggregate, _cast in score.aggregates)
+        ranking.append("{ SELECT " + aggregates + " WHERE {\n    " + "\n    ".join(inner) + "\n  } }")
+        ranking += score.binds
+        select.append("?score")
+        names.append("score")
+    if fit is not None:
+        memory = ctx.cat.keys["memory"]
+        usable_gb = f"({constraints.double('?' + memory.var)} * {terms.double(fit.usable)} - {terms.double(fit.runtime)})"
+        body.append(f"BIND({terms.double(round(fit.total, 3))} AS ?needed_gb)")
+        body.append(f"BIND(IF({usable_gb} > 0, CEIL({terms.double(fit.model_gb)} / {usable_gb}), ?none) AS ?cards_needed)")
+        select += ["?needed_gb", "?cards_needed"]
+        names += ["needed_gb", "cards_needed"]
+    tco = total_cost(ctx, ask, fit is not None, notes)
+    if tco is not None:
+        body.append(tco)
+        select.append("?tco_usd")
+        names.append("tco_usd")
+    evidence = measured_evidence(ctx, ask, workload_term, strategy, notes) if strategy == "evidence" else None
+    if evidence is not None:
+        body.append(evidence)
+        select += ["?measured", "?measured_unit", "?evidence"]
+        names += ["measured", "measured_unit", "evidence"]
+    if path_note is not None:
+        body.append(f"BIND({path_note} AS ?path)")
+        select.append("?path")
+        names.append("precision_path")
+    if statuses:
+        # which GPUs meet each status: an OPTIONAL group, not IF(EXISTS ...) in a BIND, which Virtuoso 7
+        # evaluates for minutes when the EXISTS holds OPTIONAL and BIND (placement); not an OPTIONAL
+        # subquery either: Virtuoso 7 mixes up several that each project a constant
+        for i, s in enumerate(statuses):
+            body.append(f"OPTIONAL {{ ?gpu a kbq:GPU FILTER({s.sparql}) BIND(1 AS ?known{i}) }}")
+        parts = [f'IF(BOUND(?known{i}), "", {terms.string(s.note + "; ")})' for i, s in enumerate(statuses)]
+        body.append(f"BIND(CONCAT({', '.join(parts)}) AS ?status)")
+        # the sort key is bound here, not computed in ORDER BY: Virtuoso 7 fails to compile an
+        # ORDER BY expression over a variable bound with EXISTS (SQ156 "subq ot was supposed to be found")
+        body.append('BIND(IF(?status = "", 0, 1) AS ?unverified)')
+        select.append("?status")
+        names.append("status")
+    if ranking:
+        # the candidate rows in a DISTINCT subquery, ranked outside it: without it Virtuoso 7 joins the
+        # status OPTIONALs with the score aggregates for a minute per question; DISTINCT keeps it from
+        # being flattened (a row repeated exactly would be a duplicate in the answer anyway)
+        rows = [v for v in select if v != "?score"]
+        rows += ["?unverified"] if statuses else []
+        rows += ["?measured_rank"] if evidence is not None else []
+        body = ["{ SELECT DISTINCT " + " ".join(rows) + " WHERE {\n  " + "\n  ".join(body) + "\n  } }", *ranking]
+    order = _order_clause(ctx, ask, strategy, order_keys, bool(metrics), fit is not None, bool(statuses), tco is not None)
+    limit = ask.limit or (subject.count if subject.count else None) or (mode.limit if mode else None)
+    runners_up = bool(mode and mode.runners_up and not any(k is segment for k, _t, _p in subject.qualifiers))
+    # a mode's own limit ('cheapest': 1) is applied to the rows, so the chart can show the nearest candidates
+    sparql_limit = None if runners_up or not (ask.limit or subject.count) else limit
+    sparql = (
+        "SELECT "
+        + " ".join(select)
+        + "\nWHERE {\n  "
+        + "\n  ".join(body)
+        + "\n}\nORDER BY "
+        + " ".join(order)
+        + (f"\nLIMIT {int(sparql_limit)}" if sparql_limit else "")
+    )
+    units = {k.key: k.unit_symbol for k in shown if k.unit_symbol}
+    if tco is not None:
+        units["tco_usd"] = "USD"
+    if fit is not None:
+        units["needed_gb"] = "GB"
+    # --- explanation -------------------------------------------------------------------------
+    line = explain.workload_line(workload_term, ask.process, ask.process_defaulted)
+    if line:
+        explanation.append(line)
+    if profile is not None:
+        explanation += explain.profile_lines(ctx, profile, workload_term)
+    method = explain.method_line("order" if ask.order else strategy, decay, _order_words(ask.order))
+    explanation.append(method)
+    profile_line = explain.profile_lines(ctx, profile, workload_term)[0] if profile is not None and not ask.order else None
+    if statuses:
+        explanation.append("order: rows whose placement figures are all sourced (verified) come first, then unverified ones")
+    explanation += notes
+    explanation += explain.constraint_lines(found)
+    return Plan(
+        "gpus",
+        _prefixes() + sparql,
+        names,
+        units=units,
+        explanation=explanation,
+        constraints=[[c.text, c.sparql] for c in found],
+        limit=limit,
+        extra={
+            "profile": [list(g) for g in profile.groups] if profile else [],
+            "profile_keys": [[(substitute.get(i) or ctx.cat.keys_by_iri[i]).key for i in g] for g in profile.groups]
+            if profile
+            else [],
+            "runners_up": runners_up,
+            "strategy": strategy,
+            "workload": workload_term.iri if workload_term else None,
+            "best": bool(mode and mode.limit == 1 and profile is not None),
+            "picture": _picture(ctx, ask, strategy, order_keys, method, profile_line),
+        },
+    )
+
+
+def _picture(
+    ctx: Context, ask: Ask, strategy: str, order_keys: list[Key], method: str, profile_line: str | None
+) -> dict[str, object]:
+    """What decides the order, for the answer's chart (kbq.lang.chartspec): the order keys and
+    their direction, the cost a value ranking divides by, and the line that names the profile."""
+    cost = None
+    if strategy in ("price", "value", "efficiency"):
+        cost_key = ctx.cat.keys.get("tdp" if strategy == "efficiency" else "price")
+        cost = cost_key.key if cost_key else None
+    descending = None
+    if ask.order is not None and order_keys:
+        descending = ask.order.descending if ask.order.descending is not None else order_keys[0].higher_is_better
+    return {
+        "order_keys": [key.key for key in order_keys],
+        "descending": descending,
+        "cost": cost,
+        "method": method,
+        "profile": profile_line,
+        "lower_is_better_measures": [TRAINING_MEASURE],
+    }
+
+
+def _prefixes() -> str:
+    from kbq.lang.catalog import PREFIXES
+
+    return PREFIXES
+
+
+def _where_of(q: ast.SubjectQuestion) -> ast.Expr | None:
+    items = [c.expr for c in q.clauses if isinstance(c, ast.Where)]
+    return ast.And(tuple(items)) if items else None
+
+
+def _metric_keys(ctx: Context, group: list[Metric], shown: list[Key]) -> list[Key]:
+    names = {m.name for m in group}
+    keys = [k for k in shown if k.var.removeprefix("v_") in names]
+    tensor = ctx.cat.keys.get("tensor")
+    if tensor is not None and any("COALESCE" in m.expr for m in group):
+        keys.append(tensor)
+    return keys
+
+
+def _order_keys(ctx: Context, order: ast.Order | None) -> list[Key]:
+    if order is None:
+        return []
+    keys = [ctx.cat.key(order.ratio.key.text, query=ctx.text, column=order.ratio.key.column)]
+    if order.ratio.per is not None:
+        keys.append(ctx.cat.key(order.ratio.per.text, query=ctx.text, column=order.ratio.per.column))
+    for key in keys:
+        if key.is_object:
+            raise ctx.error(f"cannot order by {key.key}: it is not a number or date", order.ratio.column)
+    return keys
+
+
+def _order_words(order: ast.Order | None) -> str | None:
+    if order is None:
+        return None
+    direction = "" if order.descending is None else (" desc" if order.descending else " asc")
+    return order.ratio.text + direction
+
+
+def _unknown(var: str) -> str:
+    """1 when `var` is unbound, else 0, as a sort key. Not IF(BOUND(var), 0, 1): Virtuoso 7 calls
+    every variable a subquery projects bound, even where the subquery left it unbound."""
+    return f"COALESCE(STRLEN(STR({var})) * 0, 1)"
+
+
+def _order_clause(
+    ctx: Context,
+    ask: Ask,
+    strategy: str,
+    order_keys: list[Key],
+    scored: bool,
+    fitted: bool = False,
+    statused: bool = False,
+    tco: bool = False,
+) -> list[str]:
+    order: list[str] = ["ASC(?unverified)"] if statused else []  # verified rows first
+    cards = "?cards_needed" if fitted else "1"
+    if ask.order is not None:
+        key = order_keys[0]
+        expr, unknown = f"?{key.var}", _unknown(f"?{key.var}")
+        if len(order_keys) == 2:
+            per = order_keys[1]
+            a, b = constraints.double("?" + key.var), constraints.double("?" + per.var)
+            # a ratio over zero is undefined: it sorts last, as a missing figure does
+            expr = f"IF({b} != 0, {a} / {b}, ?undefined)"
+            unknown = f"IF({unknown} + {_unknown('?' + per.var)} > 0 || {b} = 0, 1, 0)"
+        descending = ask.order.descending if ask.order.descending is not None else key.higher_is_better
+        # a missing figure sorts last either way (SPARQL puts unbound values first in ASC)
+        order.append(f"ASC({unknown})")
+        order.append(f"DESC({expr})" if descending else f"ASC({expr})")
+    elif strategy in ("price", "value", "efficiency"):
+        price_or_power = ctx.cat.keys.get("tdp" if strategy == "efficiency" else "price")
+        if price_or_power is not None:
+            var = f"?{price_or_power.var}"
+            cost = f"({constraints.double(var)} * {cards})"
+            if tco and strategy != "efficiency":
+                var, cost = "?tco_usd", "?tco_usd"
+            order.append(f"ASC({_unknown(var)})")
+            if strategy == "price":
+                order.append(f"ASC({cost})")
+            else:
+                order.append(f"DESC(IF({cost} > 0, ?score / {cost}, 0.0))")
+    elif strategy == "evidence":
+        order.append(f"ASC({_unknown('?measured')})")  # measured first, then the profile
+        order.append("ASC(?measured_rank)")
+    elif fitted:
+        order.append("ASC(COALESCE(?cards_needed, 1000000))")  # fewest cards first, then the profile
+    if scored:
+        order.append("DESC(?score)")
+    order.append("ASC(?name)")
+    return order
