@@ -141,6 +141,7 @@ class DescribeQuestion(NamedTuple):
 class CompareQuestion(NamedTuple):
     names: tuple[Phrase, ...]
     clauses: tuple[Clause, ...] = ()
+    target: Target | None = None  # 'compare rtx 4090 and rtx 3090 for llama 3 8b inference'
 
 
 class WhyQuestion(NamedTuple):

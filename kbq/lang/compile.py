@@ -32,6 +32,8 @@ def compile_ast(question: ast.Question, catalog: Catalog, run: Run, text: str) -
     if isinstance(question, ast.DescribeQuestion):
         return knowledge.describe(ctx, question)
     if isinstance(question, ast.CompareQuestion):
+        if question.target is not None:
+            return compare_for(ctx, question)
         return knowledge.compare(ctx, question)
     if isinstance(question, ast.RequirementsQuestion):
         workload = ctx.words.workload(question.target)
@@ -54,6 +56,20 @@ def why(ctx: Context, q: ast.WhyQuestion) -> Plan:
     subject = Subject(Term(GPU, ctx.cat.label(GPU), frozenset({OWL_CLASS})))
     plan = compile_gpus(ctx, ast.SubjectQuestion(subject=ast.Phrase(()), link="for", target=q.target, clauses=q.clauses), subject)
     plan.kind, plan.subject = "why", gpu.iri
+    return plan
+
+
+def compare_for(ctx: Context, q: ast.CompareQuestion) -> Plan:
+    """'compare A and B for WORKLOAD': the workload's ranking, kept to the named GPUs (memory fit,
+    cards needed, score and evidence for each), as 'gpus for WORKLOAD where name in (A, B)'."""
+    if len(q.names) < 2:
+        raise ctx.error("compare needs two GPUs (or a family with several variants)", q.names[0].column)
+    assert q.target is not None
+    subject = Subject(Term(GPU, ctx.cat.label(GPU), frozenset({OWL_CLASS})))
+    names = ast.Membership(ast.Word("name", q.names[0].column), False, q.names)
+    clauses = (ast.Where(names, q.names[0].column), *q.clauses)
+    plan = compile_gpus(ctx, ast.SubjectQuestion(subject=ast.Phrase(()), link="for", target=q.target, clauses=clauses), subject)
+    plan.explanation.insert(0, "compare: " + ", ".join(p.text for p in q.names) + " for the workload, in its ranking order")
     return plan
 
 

@@ -186,7 +186,10 @@ class _ToAst(Transformer[Token, Any]):
         return ast.DescribeQuestion(items[1])
 
     def compare_question(self, items: list[Any]) -> ast.CompareQuestion:
-        return ast.CompareQuestion(tuple(i for i in items if isinstance(i, ast.Phrase)), _clauses(items))
+        target = next((i for i in items if isinstance(i, ast.Target)), None)
+        return ast.CompareQuestion(tuple(i for i in items if isinstance(i, ast.Phrase)), _clauses(items), target)
+
+    versus_question = compare_question  # 'rtx 4090 vs rtx 3090': compare without the word
 
     def why_question(self, items: list[Any]) -> ast.WhyQuestion:
         target = next(i for i in items if isinstance(i, ast.Target))
@@ -208,6 +211,15 @@ class _ToAst(Transformer[Token, Any]):
 
     def time_question(self, items: list[Any]) -> ast.WorkloadQuestion:
         return self._workload("time", items)
+
+    def fit_question(self, items: list[Any]) -> ast.WorkloadQuestion:
+        return self._workload("memory", items)  # 'does MODEL fit on GPU': the memory answer with its verdict
+
+    def run_question(self, items: list[Any]) -> ast.WorkloadQuestion:
+        """'can GPU run MODEL': the memory answer for MODEL on GPU."""
+        gpu = next(i for i in items if isinstance(i, ast.Phrase))
+        question = self._workload("memory", items)
+        return question._replace(clauses=(ast.Loose("on", gpu, gpu.column), *question.clauses))
 
     def how_many_question(self, items: list[Any]) -> ast.WorkloadQuestion:
         hardware = next(i for i in items if isinstance(i, ast.Phrase))

@@ -382,12 +382,37 @@ def _memory_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:
             + ")",
         )
         chart.update(capacity=gpu.memory, verdict=word, gpu=gpu.label, usable_share=usable_share)
+        if word != "fits" and asked.precision is None and not est.process.training:
+            explanation.insert(1, _smaller_format(ctx, asked, est, gpu, count, usable_share))
     else:
         explanation.insert(
             0, f"total: {total:.1f} GB" + (f" ({per_total:.1f} GB per GPU over {count})" if per_total is not None else "")
         )
     explanation += notes
     return Plan("memory", "", columns, explanation=explanation, extra={"rows": rows, "chart": chart})
+
+
+def _smaller_format(ctx: Context, asked: Asked, est: Estimate, gpu: facts.Gpu, count: int, usable_share: float) -> str:
+    """The largest weight-only format (dequantised to FP16 for compute, so any GPU runs it) with
+    which the model fits this hardware: what people ask next when a model does not fit."""
+    rows = ctx.rows(
+        f"""SELECT ?f ?l ?bits WHERE {{
+  ?f kbq:bitsPerWeight ?bits ; kbq:computePrecision {terms.iri(FP16)} ; rdfs:label ?l .
+  FILTER (?f != {terms.iri(FP16)} && ?bits < {est.format.bits_per_weight})
+}} ORDER BY DESC(?bits) ?l"""
+    )
+    smallest = ""
+    for iri, label, _bits in rows:
+        other = estimate(ctx, asked.model, asked.process, Term(str(iri), str(label), frozenset()), asked.settings)
+        lines = split(other, count, asked.settings)[0] if count > 1 else other.lines
+        need = sum(line.gb for line in lines)
+        if formulas.verdict(need, gpu.memory or 0.0, usable_share) == "fits":
+            return (
+                f"fits with weight-only quantisation: {label} needs {need:.1f} GB per GPU (the largest format in the KB"
+                f" that fits; ask 'at {str(label).lower()}' for its breakdown)"
+            )
+        smallest = f"{label} needs {need:.1f} GB per GPU"
+    return "no weight-only format in the KB makes it fit" + (f" (the smallest: {smallest})" if smallest else "")
 
 
 def _how_many_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:

@@ -1,0 +1,94 @@
+"""The ways practitioners phrase the commonest questions: 'A vs B', 'compare A and B for X',
+'can GPU run MODEL', 'does MODEL fit on GPU', 'how fast is MODEL on GPU'. Each is checked
+against the longer form it means, so a change to either shows here."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from kbq.errors import KbqError
+
+
+def _same(a, b) -> None:  # type: ignore[no-untyped-def]
+    assert a.kind == b.kind and a.columns == b.columns and a.rows == b.rows
+
+
+def test_versus_without_compare_is_a_comparison(kb) -> None:  # type: ignore[no-untyped-def]
+    _same(kb.answer("rtx 4090 vs rtx 3090"), kb.answer("compare rtx 4090 vs rtx 3090"))
+    _same(kb.answer("a100 versus h100 sxm5"), kb.answer("compare a100 versus h100 sxm5"))
+
+
+def test_compare_for_a_workload_is_its_ranking_kept_to_the_named_gpus(kb) -> None:  # type: ignore[no-untyped-def]
+    compared = kb.answer("compare rtx 3090 and rtx 4090 for llama 3 8b inference")
+    ranked = kb.answer("gpus for llama 3 8b inference where name in (rtx 3090, rtx 4090)")
+    assert compared.rows == ranked.rows
+    names = [row[compared.columns.index("name")] for row in compared.rows]
+    assert sorted(names) == ["GeForce RTX 3090", "GeForce RTX 4090"]
+    assert "needed_gb" in compared.columns  # memory fit is part of the comparison
+    scores = [row[compared.columns.index("score")] for row in compared.rows]
+    assert scores == sorted(scores, reverse=True)
+    _same(kb.answer("rtx 3090 vs rtx 4090 for llama 3 8b inference"), compared)
+
+
+def test_compare_for_a_workload_needs_two_names(kb) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(KbqError, match="compare needs two GPUs"):
+        kb.answer("compare rtx 4090 for bert")
+
+
+@pytest.mark.parametrize(
+    ("short", "long"),
+    [
+        ("can rtx 3060 12gb run llama 3 8b", "memory for llama 3 8b on rtx 3060 12gb"),
+        ("can an rtx 3060 12gb run llama 3 8b at q4_k_m", "memory for llama 3 8b at q4_k_m on rtx 3060 12gb"),
+        ("does llama 3.1 70b fit on 2 x rtx 3090", "memory for llama 3.1 70b on 2 x rtx 3090"),
+        ("will mixtral 8x7b fit in 2 x rtx 4090 at q4_k_m", "memory for mixtral 8x7b on 2 x rtx 4090 at q4_k_m"),
+    ],
+)
+def test_fit_questions_are_memory_questions_on_that_hardware(kb, short: str, long: str) -> None:  # type: ignore[no-untyped-def]
+    a, b = kb.answer(short), kb.answer(long)
+    _same(a, b)
+    assert a.explanation[0] == b.explanation[0] and a.explanation[0].startswith("verdict: ")
+
+
+def test_how_fast_is_a_speed_question(kb) -> None:  # type: ignore[no-untyped-def]
+    _same(kb.answer("how fast is llama 3 8b on rtx 4090"), kb.answer("speed of llama 3 8b on rtx 4090"))
+
+
+def _verdict(kb, question: str) -> str:  # type: ignore[no-untyped-def]
+    line = kb.answer(question).explanation[0]
+    found = re.match(r"verdict: (fits|tight|does not fit) on", line)
+    assert found, line
+    return found.group(1)
+
+
+def test_a_model_that_does_not_fit_names_the_largest_format_that_does(kb) -> None:  # type: ignore[no-untyped-def]
+    fits_q8 = kb.answer("can rtx 3060 12gb run llama 3 8b").explanation[1]
+    assert fits_q8.startswith("fits with weight-only quantisation: Q8_0 needs ")  # Q8_0: 8.5 bits x 8B = 8.5 GB + KV
+    answer = kb.answer("does llama 3.1 70b fit on 2 x rtx 3090")
+    assert answer.explanation[0].startswith("verdict: does not fit")
+    line = answer.explanation[1]
+    found = re.match(r"fits with weight-only quantisation: (\S+) needs ([\d.]+) GB per GPU", line)
+    assert found, line
+    label = found.group(1)
+    # that format fits when asked for, and every weight-only format with more bits per weight does not
+    assert _verdict(kb, f"memory for llama 3.1 70b at {label} on 2 x rtx 3090") == "fits"
+    bits = {
+        str(r[0]): float(r[1])  # type: ignore[arg-type]
+        for r in kb.table(
+            "PREFIX kbq: <https://kbq.dev/ontology#> PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#> "
+            "SELECT ?l ?b WHERE { ?f kbq:bitsPerWeight ?b ; kbq:computePrecision <https://kbq.dev/kb/FP16> ; rdfs:label ?l }"
+        ).rows
+    }
+    larger = [name for name, b in bits.items() if b > bits[label] and name != "FP16"]
+    assert len(larger) >= 2  # so the loop below can fail
+    for name in larger:
+        assert _verdict(kb, f"memory for llama 3.1 70b at {name.lower()} on 2 x rtx 3090") != "fits", name
+
+
+def test_no_format_line_when_nothing_fits_or_a_precision_was_named(kb) -> None:  # type: ignore[no-untyped-def]
+    answer = kb.answer("does llama 3.1 405b fit on rtx 4090")
+    assert answer.explanation[1].startswith("no weight-only format in the KB makes it fit (the smallest: ")
+    named = kb.answer("does llama 3.1 70b fit on rtx 4090 at fp16")
+    assert not any("weight-only quantisation" in line for line in named.explanation)
