@@ -92,3 +92,39 @@ def test_no_format_line_when_nothing_fits_or_a_precision_was_named(kb) -> None: 
     assert answer.explanation[1].startswith("no weight-only format in the KB makes it fit (the smallest: ")
     named = kb.answer("does llama 3.1 70b fit on rtx 4090 at fp16")
     assert not any("weight-only quantisation" in line for line in named.explanation)
+
+
+def test_with_a_bare_size_is_a_memory_floor(kb) -> None:  # type: ignore[no-untyped-def]
+    a, b = kb.answer("cheapest gpu with 24gb"), kb.answer("cheapest gpu where memory >= 24gb")
+    assert a.rows == b.rows and a.rows
+    with pytest.raises(KbqError, match="bandwidth or link_bandwidth"):
+        kb.answer("gpus with 2tb/s")  # two keys share the unit: kbq asks which
+
+
+def _how_many(kb, question: str) -> tuple[int, float, list[str]]:  # type: ignore[no-untyped-def]
+    answer = kb.answer(question)
+    values = {row[0]: row[1] for row in answer.rows}
+    return int(values["GPUs needed"]), float(values["per-GPU need (GB)"]), answer.explanation  # type: ignore[arg-type]
+
+
+def test_how_many_for_training_shards_and_recomputes_when_that_needs_fewer(kb) -> None:  # type: ignore[no-untyped-def]
+    n, need, explanation = _how_many(kb, "how many h100 sxm5 for llama 3.1 70b training")
+    assert any(line.startswith("assumed: ZeRO stage 3 / FSDP full sharding") for line in explanation)
+    assert any(line.startswith("assumed: full activation recomputation") for line in explanation)
+    # the same count follows from the memory form with those settings named ...
+    memory = kb.answer(f"memory for llama 3.1 70b training with zero 3 gradient checkpointing on {n} x h100 sxm5")
+    assert memory.explanation[0].startswith("verdict: fits") and abs(memory.rows[-1][2] - need) < 0.01
+    # ... and one GPU fewer does not fit
+    fewer = kb.answer(f"memory for llama 3.1 70b training with zero 3 gradient checkpointing on {n - 1} x h100 sxm5")
+    assert not fewer.explanation[0].startswith("verdict: fits")
+    # named settings are kept: selective recomputation keeps 4k-token activations on every GPU, which 80 GB cannot hold
+    with pytest.raises(KbqError, match="no number of NVIDIA H100 SXM5 holds it"):
+        kb.answer("how many h100 sxm5 for llama 3.1 70b training with selective recompute")
+
+
+def test_a_value_ranking_is_not_decided_by_an_imputed_figure(kb) -> None:  # type: ignore[no-untyped-def]
+    answer = kb.answer("best value gpu for resnet-50 training under $2000 limit 50")
+    tensor = answer.columns.index("tensor")
+    known = [row[tensor] is not None for row in answer.rows]
+    assert known[0] and False in known  # an unknown tensor figure is among the candidates (so this can fail)
+    assert known == sorted(known, reverse=True)  # and every such card comes after the known ones

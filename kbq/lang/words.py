@@ -314,6 +314,8 @@ class Words:
             return settings
         if (bare := self.bare_quantity(words)) is not None:
             return [bare]
+        if clause.keyword == "with" and (floor := self.floor(words)) is not None:
+            return [floor]
         expected = {
             "with": "a setting (128k context, batch 4, a 1600 w psu, mfu 40%, zero 3, offload) or a condition (memory >= 24gb)",
             "on": "a chassis (a 4-gpu workstation, dense 9-card server), hardware (2 x rtx 4090) or a year",
@@ -342,6 +344,26 @@ class Words:
         setting = next(iter(found.values()))
         quantity = self.quantity(words, setting.dimension, setting.label)
         return SettingValue(setting, quantity.value, None, words[0].column)
+
+    def floor(self, words: tuple[ast.Word, ...]) -> Condition | None:
+        """'with 24gb': a quantity whose unit belongs to exactly one higher-is-better GPU key reads as
+        'KEY >= quantity' (the catalog's units and keys decide; several keys is an error naming them)."""
+        if not words or words[0].kind != "number" or (match := _QUANTITY.match(words[0].text)) is None:
+            return None
+        unit_text = match.group(1) + match.group(3) + "".join(w.text for w in words[1:])
+        dims = {u.dimension for u in self.cat.units.get(normalise(unit_text), [])}
+        keys = [k for k in self.cat.gpu_keys() if k.higher_is_better and not k.is_object and k.dimension in dims]
+        if not keys:
+            return None
+        text = " ".join(w.text for w in words)
+        if len(keys) > 1:
+            raise self.error(
+                f"'with {text}' could be {' or '.join(k.key for k in keys)}: write it as a condition "
+                f"(with {keys[0].key} >= {text})",
+                words[0].column,
+            )
+        key = ast.Word(keys[0].key, words[0].column)
+        return Condition(ast.Comparison(ast.Ratio(key), ">=", ast.Phrase(words)), words[0].column)
 
     def ceiling(self, words: tuple[ast.Word, ...]) -> Ceiling:
         unit_texts = [normalise(_unit_part(w.text)) for w in words[:2]]

@@ -13,8 +13,10 @@ METHODS = {
     "nor best) and is listed; ties by name",
     "price": "ranked by price (lowest first; price x cards needed when the workload needs several); "
     "GPUs without a price come last",
-    "value": "ranked by profile score per dollar (score / (price x cards needed)); GPUs without a price come last",
-    "efficiency": "ranked by profile score per watt of board power (score / (TDP x cards needed))",
+    "value": "ranked by profile score per dollar (score / (price x cards needed)); GPUs without a price come last, and"
+    " so do GPUs whose first-rank figure is unknown (a cheap card's imputed figure would otherwise decide)",
+    "efficiency": "ranked by profile score per watt of board power (score / (TDP x cards needed)); GPUs whose"
+    " first-rank figure is unknown come after those with it known",
     "evidence": "ranked by measured results first (MLPerf, per accelerator), then by the profile for GPUs without one",
     "order": "ordered by {order}; ties by the profile score, then name",
     "name": "no workload named, so GPUs are listed by name",

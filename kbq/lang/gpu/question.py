@@ -420,7 +420,9 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
         rows += ["?unverified"] if statuses else []
         rows += ["?measured_rank"] if evidence is not None else []
         body = ["{ SELECT DISTINCT " + " ".join(rows) + " WHERE {\n  " + "\n  ".join(body) + "\n  } }", *ranking]
-    order = _order_clause(ctx, ask, strategy, order_keys, bool(metrics), fit is not None, bool(statuses), tco is not None)
+    order = _order_clause(
+        ctx, ask, strategy, order_keys, bool(metrics), fit is not None, bool(statuses), tco is not None, metrics[0] if metrics else []
+    )
     limit = ask.limit or (subject.count if subject.count else None) or (mode.limit if mode else None)
     runners_up = bool(mode and mode.runners_up and not any(k is segment for k, _t, _p in subject.qualifiers))
     # a mode's own limit ('cheapest': 1) is applied to the rows, so the chart can show the nearest candidates
@@ -550,6 +552,7 @@ def _order_clause(
     fitted: bool = False,
     statused: bool = False,
     tco: bool = False,
+    first_rank: list[Metric] | None = None,
 ) -> list[str]:
     order: list[str] = ["ASC(?unverified)"] if statused else []  # verified rows first
     cards = "?cards_needed" if fitted else "1"
@@ -574,6 +577,10 @@ def _order_clause(
             if tco and strategy != "efficiency":
                 var, cost = "?tco_usd", "?tco_usd"
             order.append(f"ASC({_unknown(var)})")
+            if strategy != "price" and first_rank:
+                # score per dollar magnifies an imputed figure on a cheap card: known first-rank figures first
+                unknown = " + ".join(_unknown(m.expr) for m in first_rank)
+                order.append(f"ASC(IF({unknown} > 0, 1, 0))")
             if strategy == "price":
                 order.append(f"ASC({cost})")
             else:

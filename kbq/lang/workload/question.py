@@ -421,27 +421,51 @@ def _how_many_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:
     )
     if gpu is None or gpu.memory is None:
         raise ctx.error("that GPU has no sourced memory size", None)
-    runtime = sum(line.gb for line in est.lines if line.part.startswith("runtime"))
-    model_gb = est.total - runtime
-    n = formulas.cards_for(model_gb + runtime, gpu.memory, usable_share, est.model.heads)
-    while True:  # the runtime reserve is per GPU: check the split
-        per_gpu, split_notes = split(est, n, asked.settings)
-        need = sum(line.gb for line in per_gpu)
-        if need <= gpu.memory * usable_share or n >= 4096:
-            break
-        n += 1
-        while est.model.heads and est.model.heads % n and n < est.model.heads:
-            n += 1
+    settings = asked.settings
+    heads = est.model.heads if not est.process.training else None  # tensor parallel divides heads; ZeRO does not
+    if est.process.training and not any(settings.get(k) for k in ("zero_stage", "fsdp", "offload")):
+        settings = {**settings, "zero_stage": 3}
+        explanation.append(
+            "assumed: ZeRO stage 3 / FSDP full sharding (weights, gradients and optimizer states split over the GPUs):"
+            " no sharding named; without it every GPU holds the whole model ('with zero 1' or 'with zero 2' for less)"
+        )
+    counted = _count(est, gpu.memory * usable_share, settings, heads)
+    recompute = ("recompute_full", "recompute_selective", "recompute_none")
+    if est.process.training and not any(settings.get(r) for r in recompute):
+        # Gradient checkpointing is what people do when activations crowd the GPUs: take it when it needs fewer.
+        full = {**settings, "recompute_full": True}
+        est_full = estimate(ctx, asked.model, asked.process, asked.precision, full)
+        with_full = _count(est_full, gpu.memory * usable_share, full, heads)
+        if with_full is not None and (counted is None or with_full[0] < counted[0]):
+            explanation.append(
+                "assumed: full activation recomputation (gradient checkpointing): it needs fewer GPUs than keeping the"
+                + (f" activations ({counted[0]} GPUs)" if counted else " activations (no count holds them: they are per GPU)")
+                + "; 'with selective recompute' to keep them"
+            )
+            est, settings, counted = est_full, full, with_full
+    if counted is None:
+        floor = sum(line.gb for line in split(est, 1 << 20, settings)[0])
+        raise ctx.error(
+            f"no number of {gpu.label} holds it: {floor:.1f} GB per GPU is not divided by more GPUs"
+            " (activations, logits and the runtime under data parallelism); lower the batch or context",
+            None,
+        )
+    n, _, need, split_notes = counted
     word = formulas.verdict(need, gpu.memory, usable_share)
     rule = f"smallest count whose per-GPU share fits {usable_share:.0%} of {gpu.memory:g} GB" + (
-        " and divides the attention heads (tensor parallel)" if est.model.heads else ""
+        " and divides the attention heads (tensor parallel)" if heads else " (sharded data parallel)"
     )
     rows = [["GPUs needed", n, rule, usable.source if usable else ""],
             ["per-GPU need (GB)", round(need, 2), "sum of the per-GPU lines of 'memory for ...'", ""],
             ["whole model (GB)", round(est.total, 2), "weights + KV cache/activations + optimizer + runtime", ""]]  # fmt: skip
     explanation.insert(0, f"{n} x {gpu.label}: {word} ({need:.1f} GB per GPU of {gpu.memory:g} GB)")
     link = gpu.interconnect or "an unknown link"
-    if n > 1:
+    if n > 1 and est.process.training:
+        explanation.append(
+            f"splitting: sharded data parallel over {n} GPUs gathers each layer's weights and reduces its gradients"
+            f" every step: {gpu.label} has {link}" + (f" ({gpu.link_bandwidth:g} GB/s)" if gpu.link_bandwidth else "")
+        )
+    elif n > 1:
         explanation.append(
             f"splitting: tensor parallel over {n} GPUs all-reduces activations every layer: {gpu.label} has {link}"
             + (f" ({gpu.link_bandwidth:g} GB/s)" if gpu.link_bandwidth else "")
@@ -453,6 +477,25 @@ def _how_many_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:
         )
     explanation += est.notes + split_notes
     return Plan("how_many", "", ["quantity", "value", "formula", "source"], explanation=explanation, extra={"rows": rows})
+
+
+def _count(
+    est: Estimate, usable_gb: float, settings: dict[str, object], heads: int | None
+) -> tuple[int, list[Line], float, list[str]] | None:
+    """The smallest GPU count whose per-GPU share fits `usable_gb` (and divides the heads for
+    tensor parallelism), with that share; None when no count does (what is per GPU is too big)."""
+    if sum(line.gb for line in split(est, 1 << 20, settings)[0]) > usable_gb:
+        return None
+    runtime = sum(line.gb for line in est.lines if line.part.startswith("runtime"))
+    n = formulas.cards_for(est.total - runtime + runtime, usable_gb, 1.0, heads)
+    while True:  # the runtime reserve is per GPU: check the split
+        per_gpu, notes = split(est, n, settings)
+        need = sum(line.gb for line in per_gpu)
+        if need <= usable_gb or n >= 1 << 20:
+            return n, per_gpu, need, notes
+        n += 1
+        while heads and heads % n and n < heads:
+            n += 1
 
 
 def _rate(gpu: facts.Gpu, est: Estimate, ctx: Context) -> tuple[float, str]:
