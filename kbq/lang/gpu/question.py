@@ -420,8 +420,9 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
         rows += ["?unverified"] if statuses else []
         rows += ["?measured_rank"] if evidence is not None else []
         body = ["{ SELECT DISTINCT " + " ".join(rows) + " WHERE {\n  " + "\n  ".join(body) + "\n  } }", *ranking]
+    first_rank = metrics[0] if metrics else []
     order = _order_clause(
-        ctx, ask, strategy, order_keys, bool(metrics), fit is not None, bool(statuses), tco is not None, metrics[0] if metrics else []
+        ctx, ask, strategy, order_keys, bool(metrics), fit is not None, bool(statuses), tco is not None, first_rank
     )
     limit = ask.limit or (subject.count if subject.count else None) or (mode.limit if mode else None)
     runners_up = bool(mode and mode.runners_up and not any(k is segment for k, _t, _p in subject.qualifiers))
