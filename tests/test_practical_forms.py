@@ -128,3 +128,23 @@ def test_a_value_ranking_is_not_decided_by_an_imputed_figure(kb) -> None:  # typ
     known = [row[tensor] is not None for row in answer.rows]
     assert known[0] and False in known  # an unknown tensor figure is among the candidates (so this can fail)
     assert known == sorted(known, reverse=True)  # and every such card comes after the known ones
+
+
+def _native(kb, precision: str) -> set[str]:  # type: ignore[no-untyped-def]
+    rows = kb.table(
+        "PREFIX kbq: <https://kbq.dev/ontology#> PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#> "
+        f"SELECT ?l WHERE {{ ?g kbq:nativePrecision <https://kbq.dev/kb/{precision}> ; rdfs:label ?l }}"
+    ).rows
+    return {str(r[0]) for r in rows}
+
+
+def test_instances_at_a_precision_keep_gpus_that_run_it_and_say_how(kb) -> None:  # type: ignore[no-untyped-def]
+    fp8 = kb.answer("instances for llama 3.1 70b inference at fp8")
+    gpu, path = fp8.columns.index("gpu_model"), fp8.columns.index("precision_path")
+    native = _native(kb, "FP8")
+    paths = {(row[gpu] in native, row[path]) for row in fp8.rows}
+    assert (True, "native FP8") in paths and any(not is_native for is_native, _ in paths)  # both kinds present
+    for is_native, text in paths:
+        assert text.startswith("native") == is_native
+    fp4 = kb.answer("instances for llama 3.1 70b inference at fp4")
+    assert fp4.rows and {row[fp4.columns.index("gpu_model")] for row in fp4.rows} <= _native(kb, "FP4")

@@ -5,6 +5,8 @@ output tokens (the decode estimate of `speed of ...`), labelled as an estimate."
 
 from __future__ import annotations
 
+import re
+
 from kbq.errors import QueryError
 from kbq.lang import ast, terms
 from kbq.lang.catalog import PREFIXES, Key, k
@@ -77,12 +79,21 @@ def compile_instances(ctx: Context, q: ast.SubjectQuestion, subject: Subject) ->
     # a workload: reuse the GPU compiler's reading of the clauses (precision, context, batch ...)
     fit = None
     workload = None
+    precision_path: str | None = None
     if q.target is not None:
         ask = understand(ctx, q._replace(clauses=tuple(c for c in clauses if isinstance(c, ast.Loose))), subject)
         workload = ask.workload.term if ask.workload else None
         if ask.workload is not None and ask.process is None and workload is not None:
             ask = ask._replace(process=default_process(ctx, workload))
         fit = memory_fit(ctx, ask, workload, notes)
+        if ask.precision is not None:  # the GPU compiler's precision support, read on the instance's GPU
+            test, precision_notes, path = gpu_constraints.precision(ctx, ask.precision)
+            notes += precision_notes
+            on_gpu = re.compile(r"\?gpu\b")
+            found.append(
+                Constraint(test.text, f"EXISTS {{ ?inst kbq:instanceGpu ?cg FILTER({on_gpu.sub('?cg', test.sparql)}) }}")
+            )
+            precision_path = on_gpu.sub("?pg", path) if path is not None else None
     else:
         for clause in clauses:
             if isinstance(clause, ast.Loose):
@@ -126,6 +137,10 @@ def compile_instances(ctx: Context, q: ast.SubjectQuestion, subject: Subject) ->
             body += speed
             select += ["?tokens_per_s", "?usd_per_mtok"]
             names += ["tokens_per_s", "usd_per_mtok"]
+    if precision_path is not None:
+        body.append(f"OPTIONAL {{ ?inst kbq:instanceGpu ?pg }} BIND({precision_path} AS ?path)")
+        select.append("?path")
+        names.append("precision_path")
     filters = [c.sparql for c in found]
     if filters:
         body.append("FILTER (" + "\n     && ".join(filters) + ")")
