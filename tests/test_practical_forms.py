@@ -148,3 +148,20 @@ def test_instances_at_a_precision_keep_gpus_that_run_it_and_say_how(kb) -> None:
         assert text.startswith("native") == is_native
     fp4 = kb.answer("instances for llama 3.1 70b inference at fp4")
     assert fp4.rows and {row[fp4.columns.index("gpu_model")] for row in fp4.rows} <= _native(kb, "FP4")
+
+
+@pytest.mark.parametrize(
+    ("short", "long"),
+    [
+        ("price of rtx 4090", "gpus where name in (rtx 4090) order by price"),
+        ("memory of a100", "gpus where name in (a100) order by memory"),
+        ("bandwidth of h100 sxm5", "gpus where name = h100 sxm5 order by bandwidth"),
+    ],
+)
+def test_a_key_of_a_gpu_is_a_filter_on_its_name(kb, short: str, long: str) -> None:  # type: ignore[no-untyped-def]
+    a, b = kb.answer(short), kb.answer(long)
+    assert a.rows and a.rows == b.rows and a.columns == b.columns
+
+
+def test_memory_of_a_model_is_still_the_memory_form(kb) -> None:  # type: ignore[no-untyped-def]
+    assert kb.answer("memory of llama 3 8b").kind == "memory"

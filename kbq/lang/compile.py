@@ -10,13 +10,16 @@ from kbq.lang.context import Context
 from kbq.lang.gpu.question import compile_gpus
 from kbq.lang.instances import INSTANCE, compile_instances
 from kbq.lang.plan import Plan
-from kbq.lang.words import GPU, Subject
+from kbq.lang.words import GPU, GPU_FAMILY, Subject
+from kbq.store.names import normalise
 
 PROFILE_AUTHORITY = k("ProfileAuthority")
 
 
 def compile_ast(question: ast.Question, catalog: Catalog, run: Run, text: str) -> Plan:
     ctx = Context(catalog, run, text)
+    if (figure := _figure_of_gpus(ctx, question)) is not None:
+        return figure
     if isinstance(question, ast.SubjectQuestion):
         subject = ctx.words.subject(question.subject, question.link)
         if subject.cls.iri == GPU:
@@ -57,6 +60,25 @@ def why(ctx: Context, q: ast.WhyQuestion) -> Plan:
     plan = compile_gpus(ctx, ast.SubjectQuestion(subject=ast.Phrase(()), link="for", target=q.target, clauses=q.clauses), subject)
     plan.kind, plan.subject = "why", gpu.iri
     return plan
+
+
+def _figure_of_gpus(ctx: Context, q: ast.Question) -> Plan | None:
+    """'price of rtx 4090', 'memory of a100', 'bandwidth of h100 sxm5': a GPU key of named GPUs,
+    answered as 'gpus where name in (...) order by KEY' (a family lists its variants)."""
+    if isinstance(q, ast.SubjectQuestion) and q.link == "of" and q.target is not None and q.target.of is None:
+        word, target = q.subject, q.target.phrase
+    elif isinstance(q, ast.WorkloadQuestion) and q.form == "memory" and q.target.of is None and not q.clauses:
+        word, target = ast.Phrase((ast.Word("memory", q.target.phrase.column),)), q.target.phrase
+    else:
+        return None
+    key = ctx.cat.keys.get(normalise(word.text))
+    found = ctx.cat.candidates(target.text, [GPU, GPU_FAMILY])
+    if key is None or len(found) != 1 or not found[0].is_a(GPU, GPU_FAMILY):
+        return None
+    subject = Subject(Term(GPU, ctx.cat.label(GPU), frozenset({OWL_CLASS})))
+    names = ast.Where(ast.Membership(ast.Word("name", target.column), False, (target,)), target.column)
+    clauses = (names, ast.Order(ast.Ratio(ast.Word(key.key, word.column)), None), *q.clauses)
+    return compile_gpus(ctx, ast.SubjectQuestion(subject=ast.Phrase(()), clauses=clauses), subject)
 
 
 def compare_for(ctx: Context, q: ast.CompareQuestion) -> Plan:
