@@ -165,3 +165,11 @@ def test_a_key_of_a_gpu_is_a_filter_on_its_name(kb, short: str, long: str) -> No
 
 def test_memory_of_a_model_is_still_the_memory_form(kb) -> None:  # type: ignore[no-untyped-def]
     assert kb.answer("memory of llama 3 8b").kind == "memory"
+
+
+def test_a_size_alone_suggests_the_models_of_that_size(kb) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(KbqError) as raised:
+        kb.answer("best gpu for 70b inference")
+    suggested = raised.value.suggestions  # type: ignore[attr-defined]
+    assert "Llama 3.1 70B" in suggested and "Qwen2.5-72B" in suggested  # 72.7B is within 5% of 70B
+    assert not any("8B" in s or "405B" in s for s in suggested)

@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 from kbq.errors import QueryError, UnknownTermError
 from kbq.lang import ast
-from kbq.lang.catalog import FAMILY, OWL_CLASS, Catalog, Key, Mode, Setting, Term, k
+from kbq.lang.catalog import FAMILY, OWL_CLASS, PREFIXES, Catalog, Key, Mode, Setting, Term, k
 from kbq.store.names import normalise
 
 GPU = k("GPU")
@@ -279,9 +279,21 @@ class Words:
                     f"unknown workload '{rest.text}'",
                     query=self.text,
                     column=rest.column,
-                    suggestions=self.cat.suggest(rest.text, [*WORKLOAD_TYPES, PROCESS]),
+                    suggestions=self.models_of_size(rest.text) or self.cat.suggest(rest.text, [*WORKLOAD_TYPES, PROCESS]),
                 )
         return Workload(term, process, precision, phrase)
+
+    def models_of_size(self, text: str) -> list[str]:
+        """'70b', '8x7b': the models whose parameter count is within 5% of a size named alone."""
+        match = re.fullmatch(r"(?:(\d+)x)?(\d+(?:\.\d+)?)\s*b", text.strip().lower())
+        if match is None or self.cat.run is None:
+            return []
+        size = float(match.group(2)) * 1e9 * (int(match.group(1)) if match.group(1) else 1)
+        rows = self.cat.run(
+            PREFIXES + "SELECT ?l ?p WHERE { ?m a kbq:Model ; rdfs:label ?l ; kbq:parameterCount ?p "
+            f"FILTER(xsd:double(?p) >= {size * 0.95:.0f}e0 && xsd:double(?p) <= {size * 1.05:.0f}e0) }} ORDER BY ?l"
+        ).rows
+        return [str(r[0]) for r in rows][:8]
 
     # --- clauses: with / on / in / at / under --------------------------------------------------
 
