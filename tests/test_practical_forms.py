@@ -173,3 +173,12 @@ def test_a_size_alone_suggests_the_models_of_that_size(kb) -> None:  # type: ign
     suggested = raised.value.suggestions  # type: ignore[attr-defined]
     assert "Llama 3.1 70B" in suggested and "Qwen2.5-72B" in suggested  # 72.7B is within 5% of 70B
     assert not any("8B" in s or "405B" in s for s in suggested)
+
+
+@pytest.mark.parametrize(
+    ("workload", "sdks"),
+    [("lstm", {"cuDNN"}), ("gru", {"cuDNN"}), ("cnn", {"cuDNN", "cuFFT", "cuBLAS"}), ("bert", {"cuDNN"})],
+)
+def test_sdks_per_workload(kb, workload: str, sdks: set[str]) -> None:  # type: ignore[no-untyped-def]
+    answer = kb.answer(f"sdks for {workload}")
+    assert sdks <= {row[answer.columns.index("name")] for row in answer.rows}
