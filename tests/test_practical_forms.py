@@ -182,3 +182,15 @@ def test_a_size_alone_suggests_the_models_of_that_size(kb) -> None:  # type: ign
 def test_sdks_per_workload(kb, workload: str, sdks: set[str]) -> None:  # type: ignore[no-untyped-def]
     answer = kb.answer(f"sdks for {workload}")
     assert sdks <= {row[answer.columns.index("name")] for row in answer.rows}
+
+
+def test_fewest_cards_before_verified_placement(kb) -> None:  # type: ignore[no-untyped-def]
+    answer = kb.answer("gpus for llama 3 8b lora on a 4-gpu workstation with a 1600 w psu limit 40")
+    cards, status = answer.columns.index("cards_needed"), answer.columns.index("status")
+    needed = [row[cards] for row in answer.rows]
+    assert needed == sorted(needed) and len(set(needed)) > 1
+    verified = [row[status] == "verified" for row in answer.rows]
+    assert True in verified and False in verified  # both kinds are present, so the order is tested
+    for n in set(needed):  # within one card count, verified rows come first
+        group = [v for c, v in zip(needed, verified) if c == n]
+        assert group == sorted(group, reverse=True)

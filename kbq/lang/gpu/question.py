@@ -452,7 +452,11 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
     explanation.append(method)
     profile_line = explain.profile_lines(ctx, profile, workload_term)[0] if profile is not None and not ask.order else None
     if statuses:
-        explanation.append("order: rows whose placement figures are all sourced (verified) come first, then unverified ones")
+        explanation.append(
+            ("order: fewest cards needed first; then " if fit is not None and ask.order is None
+             and strategy not in ("price", "value", "efficiency", "evidence") else "order: ")
+            + "rows whose placement figures are all sourced (verified) come first, then unverified ones"
+        )  # fmt: skip
     explanation += notes
     explanation += explain.constraint_lines(found)
     return Plan(
@@ -555,7 +559,12 @@ def _order_clause(
     tco: bool = False,
     first_rank: list[Metric] | None = None,
 ) -> list[str]:
-    order: list[str] = ["ASC(?unverified)"] if statused else []  # verified rows first
+    order: list[str] = []
+    if fitted and statused and ask.order is None and strategy not in ("price", "value", "efficiency", "evidence"):
+        # fewest cards before verified: three 8 GB cards are no answer for a model one 24 GB card holds
+        order.append("ASC(COALESCE(?cards_needed, 1000000))")
+    if statused:
+        order.append("ASC(?unverified)")  # then verified rows first
     cards = "?cards_needed" if fitted else "1"
     if ask.order is not None:
         key = order_keys[0]
