@@ -192,5 +192,5 @@ def test_fewest_cards_before_verified_placement(kb) -> None:  # type: ignore[no-
     verified = [row[status] == "verified" for row in answer.rows]
     assert True in verified and False in verified  # both kinds are present, so the order is tested
     for n in set(needed):  # within one card count, verified rows come first
-        group = [v for c, v in zip(needed, verified) if c == n]
+        group = [v for c, v in zip(needed, verified, strict=True) if c == n]
         assert group == sorted(group, reverse=True)
