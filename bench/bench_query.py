@@ -126,7 +126,6 @@ def main() -> None:
     import kbq
     from kbq import KnowledgeBase
     from kbq.build import pipeline
-    from kbq.store import snapshot
 
     compileall.compile_dir(os.path.dirname(kbq.__file__), quiet=1)  # measure what an installed wheel runs
     # the synthetic KB is an overlay: its build runs under kbq's overlay limits (15 min, 4 GB by default),
@@ -149,13 +148,11 @@ def main() -> None:
 
         synthetic = Path(tmp) / f"synthetic-{args.factor}x.nt"
         extra = write(args.factor, synthetic)
-        big_path = snapshot.snapshot_path([str(synthetic)])
-        if snapshot.open_existing(big_path) is None:
-            t = time.perf_counter()
-            pipeline.build(big_path, overlays=[synthetic], validate=False)  # SHACL on millions of triples is not what is measured
-            built = time.perf_counter() - t
-        else:
-            built = 0.0
+        # the snapshot `kbq --kb synthetic.nt` opens: built (once, under the raised overlay limits) the way the command would
+        t = time.perf_counter()
+        _store, big_info = pipeline.ensure([synthetic])
+        built = time.perf_counter() - t if time.perf_counter() - t > 5 else 0.0
+        big_path = big_info.path
         cases.update(cli_cases(big_path, ["--kb", str(synthetic)], f"{args.factor}x", env, question))
         med = cold(cases, args.runs)
     names = list(cases)
@@ -167,7 +164,7 @@ def main() -> None:
         fresh = med[f'{label} kbq "{question}" (plan cache off)']
         lines.append(f"  ratio {label} kbq command / floor: {command / floor:.2f}x (target <= 3x)")
         lines.append(f"  ratio {label} plan cache off / floor: {fresh / floor:.2f}x (a question never asked before)")
-    lines.append(f"  ({args.factor}x KB: {extra} synthetic triples added; its snapshot built in {built:.1f} s without SHACL)")
+    lines.append(f"  ({args.factor}x KB: {extra} synthetic triples added; snapshot built in {built:.1f} s, 0 if cached)")
     record(lines, "query.txt")
 
 
