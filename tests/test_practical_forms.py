@@ -194,3 +194,11 @@ def test_fewest_cards_before_verified_placement(kb) -> None:  # type: ignore[no-
     for n in set(needed):  # within one card count, verified rows come first
         group = [v for c, v in zip(needed, verified, strict=True) if c == n]
         assert group == sorted(group, reverse=True)
+
+
+def test_multi_gpu_decode_shows_the_layer_split_rate(kb) -> None:  # type: ignore[no-untyped-def]
+    two = {row[0]: row[1] for row in kb.answer("speed of llama 3.1 70b at q4_k_m on 2 x rtx 3090").rows}
+    one = {row[0]: row[1] for row in kb.answer("speed of llama 3.1 70b at q4_k_m on rtx 3090").rows}
+    assert two["decode, layer split"] == one["decode"]  # a layer split reads one GPU at a time
+    assert abs(two["decode"] - 2 * one["decode"]) < 0.2  # tensor parallel: both GPUs' bandwidth (upper bound)
+    assert "decode, layer split" not in one

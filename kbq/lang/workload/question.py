@@ -533,8 +533,26 @@ def _speed_plan(ctx, asked, est, consts, explanation) -> Plan:
     rows = [
         [decode.name, round(decode.value, 1), decode.unit, decode.formula, eff.source if eff else ""],
         ["decode per sequence", round(decode.value / batch, 1), "tokens/s", "decode / batch", ""],
-        [prefill.name, round(prefill.value, 0), prefill.unit, prefill.formula, mfu.source if mfu else ""],
     ]
+    if count > 1:
+        # layers split over the GPUs (llama.cpp's default): each token passes the GPUs in turn, each reading its share
+        layered = formulas.decode_speed(
+            weight_bytes=est.weight_bytes_active, kv_bytes_per_seq=est.kv_bytes_per_seq, batch=batch,
+            bandwidth_gbps=gpu.bandwidth, gpus=1, efficiency=value, efficiency_text=eff_text,
+            compute_bound=formulas.prefill_speed(
+                active_params=est.model.active or 0.0, tflops=rate, gpus=1, mfu=mfu_value, rate_name=rate_name
+            ),
+        )  # fmt: skip
+        rows.append([
+            "decode, layer split", round(layered.value, 1), layered.unit,
+            f"layers split over {count} GPUs, read one GPU after another: one GPU's rate ({layered.formula})",
+            eff.source if eff else "",
+        ])  # fmt: skip
+        explanation.append(
+            f"multi-GPU: 'decode' is tensor parallel over {count} GPUs with no communication cost (an upper bound);"
+            " 'decode, layer split' is the layer (pipeline) split llama.cpp uses by default, one GPU's rate at batch 1"
+        )
+    rows.append([prefill.name, round(prefill.value, 0), prefill.unit, prefill.formula, mfu.source if mfu else ""])
     rows += _measured(ctx, asked, est, gpu, count, decode, Roof(value, rate, mfu_value), prefill, consts, explanation)
     per_gpu, split_notes = split(est, count, asked.settings)
     need = sum(line.gb for line in per_gpu)
