@@ -147,10 +147,13 @@ def infer(
     store = ox.Store()
     _add(store, base)
     pending: set[Triple] = base
+    seen: set[Triple] = set()  # closure triples already normalised (each round returns the whole closure again)
     rounds = 0
     while rounds < MAX_ROUNDS:
         rounds += 1
-        new = {n for t in closure.add(pending) if t not in known and (n := normalise(t)) is not None and n not in known}
+        fresh = [t for t in closure.add(pending) if t not in seen]
+        seen.update(fresh)
+        new = {n for t in fresh if t not in known and (n := normalise(t)) is not None and n not in known}
         known |= new
         _add(store, new)
         pending = _apply_rules(store, rules, known)
