@@ -202,3 +202,9 @@ def test_multi_gpu_decode_shows_the_layer_split_rate(kb) -> None:  # type: ignor
     assert two["decode, layer split"] == one["decode"]  # a layer split reads one GPU at a time
     assert abs(two["decode"] - 2 * one["decode"]) < 0.2  # tensor parallel: both GPUs' bandwidth (upper bound)
     assert "decode, layer split" not in one
+
+
+def test_nf4_names_one_format_and_whisper_asked_bare_means_running_it(kb) -> None:  # type: ignore[no-untyped-def]
+    assert "(NF4 weights" in kb.answer("memory for llama 3.1 8b at nf4").explanation[1]
+    assert "inference of Whisper large-v3" in kb.answer("memory for whisper large-v3").explanation[1]
+    assert "training of ResNet-50" in kb.answer("memory for resnet-50").explanation[1]  # a CNN asked bare is still trained

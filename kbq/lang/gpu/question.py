@@ -46,17 +46,19 @@ class Ask(NamedTuple):
 
 
 def default_process(ctx: Context, workload: Term | None) -> Term | None:
-    """The nearest family's kbq:defaultProcess (a generative model asked bare means running it)."""
+    """The model's own (or its family model's) kbq:defaultProcess, else the nearest algorithm family's
+    (a generative model asked bare means running it)."""
     if workload is None:
         return None
     rows = ctx.rows(
-        f"""SELECT ?p ?label (COUNT(?mid) AS ?depth) WHERE {{
-  {{ {terms.iri(workload.iri)} a ?f }} UNION {{ {terms.iri(workload.iri)} rdfs:subClassOf ?f }}
-  UNION {{ BIND({terms.iri(workload.iri)} AS ?f) }}
-  UNION {{ {terms.iri(workload.iri)} kbq:primaryAlgorithm ?f }}
+        f"""SELECT ?p ?label (MAX(?own) AS ?mine) (COUNT(?mid) AS ?depth) WHERE {{
+  {{ {terms.iri(workload.iri)} a ?f BIND(0 AS ?own) }} UNION {{ {terms.iri(workload.iri)} rdfs:subClassOf ?f BIND(0 AS ?own) }}
+  UNION {{ BIND({terms.iri(workload.iri)} AS ?f) BIND(1 AS ?own) }}
+  UNION {{ {terms.iri(workload.iri)} kbq:variantOf ?f BIND(1 AS ?own) }}
+  UNION {{ {terms.iri(workload.iri)} kbq:primaryAlgorithm ?f BIND(0 AS ?own) }}
   ?f kbq:defaultProcess ?p . ?p rdfs:label ?label .
   OPTIONAL {{ ?f rdfs:subClassOf ?mid . ?mid rdfs:subClassOf kbq:Algorithm }}
-}} GROUP BY ?p ?label ORDER BY DESC(?depth) ?label LIMIT 1"""
+}} GROUP BY ?p ?label ORDER BY DESC(?mine) DESC(?depth) ?label LIMIT 1"""
     )
     if not rows:
         return None
