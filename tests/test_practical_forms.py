@@ -208,3 +208,14 @@ def test_nf4_names_one_format_and_whisper_asked_bare_means_running_it(kb) -> Non
     assert "(NF4 weights" in kb.answer("memory for llama 3.1 8b at nf4").explanation[1]
     assert "inference of Whisper large-v3" in kb.answer("memory for whisper large-v3").explanation[1]
     assert "training of ResNet-50" in kb.answer("memory for resnet-50").explanation[1]  # a CNN asked bare is still trained
+
+
+@pytest.mark.parametrize(
+    ("short", "long"),
+    [
+        ("cheapest gpu to run llama 3.1 8b", "cheapest gpu for llama 3.1 8b"),
+        ("cheapest gpu that can run llama 3.1 70b at q4_k_m", "cheapest gpu for llama 3.1 70b at q4_k_m"),
+    ],
+)
+def test_to_run_means_for(kb, short: str, long: str) -> None:  # type: ignore[no-untyped-def]
+    _same(kb.answer(short), kb.answer(long))

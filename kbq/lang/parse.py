@@ -137,7 +137,8 @@ class _ToAst(Transformer[Token, Any]):
         return items[0].type.startswith("DESC")
 
     def link(self, items: list[Token]) -> _Link:
-        return _Link(str(items[0]).lower())
+        word = str(items[0]).lower()
+        return _Link("for" if word in ("to", "can") else word)  # 'to run X' and 'can run X' mean 'for X'
 
     def which(self, _items: list[Token]) -> None:
         return None
