@@ -219,3 +219,10 @@ def test_nf4_names_one_format_and_whisper_asked_bare_means_running_it(kb) -> Non
 )
 def test_to_run_means_for(kb, short: str, long: str) -> None:  # type: ignore[no-untyped-def]
     _same(kb.answer(short), kb.answer(long))
+
+
+def test_is_good_for_is_why_with_the_memory_fit(kb) -> None:  # type: ignore[no-untyped-def]
+    a = kb.answer("is an rtx 4060 ti 16gb good for llama 3 8b inference")
+    _same(a, kb.answer("why rtx 4060 ti 16gb for llama 3 8b inference"))
+    fit = a.explanation[1]
+    assert fit.startswith("memory fit: 17.3 GB needed; GeForce RTX 4060 Ti 16GB needs 2 card(s)"), fit  # 16 GB x 0.9 < 17.3
