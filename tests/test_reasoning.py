@@ -45,6 +45,31 @@ def test_a_rule_that_does_not_parse_names_its_file(tmp_path: Path) -> None:
         reason.load_rules([bad])
 
 
+def test_a_select_among_the_rules_names_its_file(tmp_path: Path) -> None:
+    select = tmp_path / "not-a-rule.rq"
+    select.write_text("# lists\nSELECT ?s WHERE { ?s ?p ?o }")
+    with pytest.raises(KnowledgeFileError, match=r"not-a-rule\.rq.*must be a CONSTRUCT query; this is SELECT"):
+        reason.load_rules([select])
+    check = tmp_path / "not-a-check.rq"
+    check.write_text("# derives\nCONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }")
+    with pytest.raises(KnowledgeFileError, match=r"not-a-check\.rq.*must be a SELECT"):
+        reason.infer([], [], checks=[check])
+
+
+def test_rules_without_a_fixpoint_stop_with_an_error_naming_them(tmp_path: Path) -> None:
+    from rdflib import URIRef
+
+    endless = tmp_path / "endless.rq"  # each round makes a new IRI from the last one: no fixpoint
+    endless.write_text(
+        "# derives a chain that never ends\n"
+        "CONSTRUCT { ?n <https://kbq.dev/test#next> ?m } WHERE { ?s <https://kbq.dev/test#next> ?n "
+        "FILTER NOT EXISTS { ?n <https://kbq.dev/test#next> ?any } BIND(IRI(CONCAT(STR(?n), 'x')) AS ?m) }"
+    )
+    start = (URIRef("https://kbq.dev/test#a"), URIRef("https://kbq.dev/test#next"), URIRef("https://kbq.dev/test#b"))
+    with pytest.raises(KnowledgeFileError, match=rf"endless\.rq.*after {reason.MAX_ROUNDS} rounds"):
+        reason.infer([start], [endless])
+
+
 def test_contradictions_are_reported_not_swallowed(tmp_path: Path) -> None:
     overlay = tmp_path / "weird.ttl"
     overlay.write_text(

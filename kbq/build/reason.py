@@ -91,14 +91,25 @@ class _Closure:
         return self._graph
 
 
-def load_rules(paths: list[Path]) -> list[tuple[Path, str]]:
+def load_rules(paths: list[Path], form: str = "CONSTRUCT") -> list[tuple[Path, str]]:
+    """Read rule (CONSTRUCT) or check (SELECT) files: each must parse and be of that form."""
     rules = []
     for path in paths:
         text = path.read_text(encoding="utf-8")
         try:
-            ox.Store().query(text)  # parse check against an empty store
+            result = ox.Store().query(text)  # parse check against an empty store
         except SyntaxError as exc:
             raise KnowledgeFileError(str(path), None, f"rule does not parse: {exc}") from None
+        found = "ASK"
+        if isinstance(result, ox.QueryTriples):
+            found = "CONSTRUCT"
+        elif isinstance(result, ox.QuerySolutions):
+            found = "SELECT"
+        if found != form:
+            what = "a rule must be a CONSTRUCT query"
+            if form == "SELECT":
+                what = "a check must be a SELECT ?subject ?message query"
+            raise KnowledgeFileError(str(path), None, f"{what}; this is {found}")
         rules.append((path, text))
     return rules
 
@@ -107,16 +118,22 @@ def _add(store: ox.Store, triples: Iterable[Triple]) -> None:
     store.bulk_extend(to_ox_quad(s, p, o) for s, p, o in triples)
 
 
-def _apply_rules(store: ox.Store, rules: list[tuple[Path, str]], known: set[Triple]) -> set[Triple]:
+def _apply_rules(store: ox.Store, rules: list[tuple[Path, str]], known: set[Triple]) -> tuple[set[Triple], list[Path]]:
+    """The new triples the rules derive, and which rules derived them."""
     derived: set[Triple] = set()
-    for _path, text in rules:
+    deriving: list[Path] = []
+    for path, text in rules:
         result = store.query(text)
-        assert isinstance(result, ox.QueryTriples), "rules are CONSTRUCT queries"
+        if not isinstance(result, ox.QueryTriples):  # load_rules checked the form
+            raise KnowledgeFileError(str(path), None, "a rule must be a CONSTRUCT query")
+        before = len(derived)
         for t in result:
             triple = (from_ox(t.subject), from_ox(t.predicate), from_ox(t.object))
             if triple not in known and (n := normalise(triple)) is not None and n not in known:
                 derived.add(n)
-    return derived
+        if len(derived) > before:
+            deriving.append(path)
+    return derived, deriving
 
 
 def check_consistency(store: ox.Store, checks: list[tuple[Path, str]]) -> None:
@@ -124,7 +141,8 @@ def check_consistency(store: ox.Store, checks: list[tuple[Path, str]]) -> None:
     found = []
     for path, text in checks:
         result = store.query(text)
-        assert isinstance(result, ox.QuerySolutions), "checks are SELECT queries"
+        if not isinstance(result, ox.QuerySolutions):  # load_rules checked the form
+            raise KnowledgeFileError(str(path), None, "a check must be a SELECT ?subject ?message query")
         for row in result:
             found.append(f"{row['subject'].value}: {row['message'].value} (check {path.name})")
     if found:
@@ -156,10 +174,17 @@ def infer(
         new = {n for t in fresh if t not in known and (n := normalise(t)) is not None and n not in known}
         known |= new
         _add(store, new)
-        pending = _apply_rules(store, rules, known)
+        pending, deriving = _apply_rules(store, rules, known)
         if not pending:
             break
         known |= pending
         _add(store, pending)
-    check_consistency(store, load_rules(checks or []))
+    else:
+        raise KnowledgeFileError(
+            ", ".join(str(p) for p in deriving),
+            None,
+            f"the rules still derive new triples after {MAX_ROUNDS} rounds ({len(pending)} in the last one): "
+            "a rule that makes new terms each round never reaches a fixpoint",
+        )
+    check_consistency(store, load_rules(checks or [], form="SELECT"))
     return Inference(inferred=known - base, rounds=rounds, seconds=time.perf_counter() - start)
