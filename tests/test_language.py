@@ -199,6 +199,19 @@ def test_user_text_never_reaches_sparql_raw(kb) -> None:
         kb.compile('gpus where memory_type = x"}) }')
 
 
+def test_user_text_that_passes_the_grammar_is_escaped_not_spliced(kb) -> None:
+    """A value the grammar lets through (backslash, braces, SPARQL words) reaches terms.string: the
+    compiled query still parses and holds it as one escaped literal, so it matches nothing."""
+    import pyoxigraph as ox
+
+    payload = r"x\ } union { ?s ?p ?o"
+    sparql = kb.compile(f"gpus where memory_type = {payload}")
+    assert str(ox.Literal(payload)) in sparql and "\\\\" in sparql  # the backslash is escaped
+    ox.Store().query(sparql)  # parses: the braces stayed inside the literal
+    with pytest.raises(NoResultError):
+        kb.answer(f"gpus where memory_type = {payload}")
+
+
 def test_parse_keeps_columns() -> None:
     q = parse("gpu for lstm where cooling=blower")
     assert q.target.phrase.column == 9  # type: ignore[union-attr]
