@@ -32,8 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-import server_helpers  # noqa: E402
-from server_helpers import ServerProcess, children, free_port, kbq_env, start_kbq, start_oxigraph  # noqa: E402
+from server_helpers import ServerProcess, children, kbq_env, start_kbq, start_oxigraph  # noqa: E402
 
 QUESTIONS = [
     "gpu for lstm where cooling=blower",
@@ -148,19 +147,7 @@ def load(name: str, server: ServerProcess, path: str, script: Path, args: argpar
 
 def start_other(root: Path, *args: str) -> ServerProcess:
     """`kbq serve` from another checkout (its own cache folder), on a free loopback port."""
-    port = free_port()
-    log = Path(tempfile.mkdtemp(prefix="kbq-serve-")) / "serve.log"
-    env = {**kbq_env(), "KBQ_CACHE_DIR": str(root / ".bench-cache"), "PYTHONPATH": str(root)}
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "kbq", "serve", "--host", "127.0.0.1", "--port", str(port), *args],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env=env,
-            cwd=root,
-        )
-    server = ServerProcess(proc, f"http://127.0.0.1:{port}", log)
-    return server_helpers._wait(server, server.url + "/health", 300)
+    return start_kbq(*args, timeout=300, cache=root / ".bench-cache", root=root)
 
 
 def render(rounds: list[list[Run]], args: argparse.Namespace) -> str:

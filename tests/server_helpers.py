@@ -125,19 +125,23 @@ def _wait(server: ServerProcess, probe: str, timeout: float) -> ServerProcess:
     raise RuntimeError(f"server not ready after {timeout} s:\n{server.log_text()[-3000:]}")
 
 
-def start_kbq(*args: str, timeout: float = 120.0, cache: str | os.PathLike[str] | None = None) -> ServerProcess:
+def start_kbq(
+    *args: str, timeout: float = 120.0, cache: str | os.PathLike[str] | None = None, root: Path = ROOT
+) -> ServerProcess:
     """`python -m kbq serve` on a free loopback port, once /health answers 200 (`cache`: its own
-    KBQ_CACHE_DIR instead of the session's)."""
+    KBQ_CACHE_DIR instead of the session's; `root`: serve the kbq of another checkout)."""
     port = free_port()
     log = Path(tempfile.mkdtemp(prefix="kbq-serve-")) / "serve.log"
     env = kbq_env() if cache is None else {**kbq_env(), "KBQ_CACHE_DIR": os.fspath(cache)}
+    if root != ROOT:
+        env["PYTHONPATH"] = str(root)
     with log.open("wb") as out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "kbq", "serve", "--host", "127.0.0.1", "--port", str(port), *args],
             stdout=out,
             stderr=subprocess.STDOUT,
             env=env,
-            cwd=ROOT,
+            cwd=root,
         )
     server = ServerProcess(proc, f"http://127.0.0.1:{port}", log)
     return _wait(server, server.url + "/health", timeout)

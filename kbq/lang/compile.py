@@ -56,8 +56,9 @@ def compile_ast(question: ast.Question, catalog: Catalog, run: Run, text: str) -
 
 def why(ctx: Context, q: ast.WhyQuestion) -> Plan:
     gpu = ctx.words.name(q.gpu, (GPU,), "GPU")
-    subject = Subject(Term(GPU, ctx.cat.label(GPU), frozenset({OWL_CLASS})))
-    plan = compile_gpus(ctx, ast.SubjectQuestion(subject=ast.Phrase(()), link="for", target=q.target, clauses=q.clauses), subject)
+    plan = compile_gpus(
+        ctx, ast.SubjectQuestion(subject=ast.Phrase(()), link="for", target=q.target, clauses=q.clauses), _gpus(ctx)
+    )
     plan.kind, plan.subject = "why", gpu.iri
     return plan
 
@@ -75,10 +76,8 @@ def _figure_of_gpus(ctx: Context, q: ast.Question) -> Plan | None:
     found = ctx.cat.candidates(target.text, [GPU, GPU_FAMILY])
     if key is None or len(found) != 1 or not found[0].is_a(GPU, GPU_FAMILY):
         return None
-    subject = Subject(Term(GPU, ctx.cat.label(GPU), frozenset({OWL_CLASS})))
-    names = ast.Where(ast.Membership(ast.Word("name", target.column), False, (target,)), target.column)
-    clauses = (names, ast.Order(ast.Ratio(ast.Word(key.key, word.column)), None), *q.clauses)
-    return compile_gpus(ctx, ast.SubjectQuestion(subject=ast.Phrase(()), clauses=clauses), subject)
+    clauses = (_named(target), ast.Order(ast.Ratio(ast.Word(key.key, word.column)), None), *q.clauses)
+    return compile_gpus(ctx, ast.SubjectQuestion(subject=ast.Phrase(()), clauses=clauses), _gpus(ctx))
 
 
 def compare_for(ctx: Context, q: ast.CompareQuestion) -> Plan:
@@ -87,12 +86,23 @@ def compare_for(ctx: Context, q: ast.CompareQuestion) -> Plan:
     if len(q.names) < 2:
         raise ctx.error("compare needs two GPUs (or a family with several variants)", q.names[0].column)
     assert q.target is not None
-    subject = Subject(Term(GPU, ctx.cat.label(GPU), frozenset({OWL_CLASS})))
-    names = ast.Membership(ast.Word("name", q.names[0].column), False, q.names)
-    clauses = (ast.Where(names, q.names[0].column), *q.clauses)
-    plan = compile_gpus(ctx, ast.SubjectQuestion(subject=ast.Phrase(()), link="for", target=q.target, clauses=clauses), subject)
+    clauses = (_named(*q.names), *q.clauses)
+    plan = compile_gpus(
+        ctx, ast.SubjectQuestion(subject=ast.Phrase(()), link="for", target=q.target, clauses=clauses), _gpus(ctx)
+    )
     plan.explanation.insert(0, "compare: " + ", ".join(p.text for p in q.names) + " for the workload, in its ranking order")
     return plan
+
+
+def _gpus(ctx: Context) -> Subject:
+    """The subject 'gpus', for forms that reuse the GPU compiler (why, compare for, KEY of GPU)."""
+    return Subject(Term(GPU, ctx.cat.label(GPU), frozenset({OWL_CLASS})))
+
+
+def _named(*names: ast.Phrase) -> ast.Where:
+    """'where name in (NAMES)'."""
+    column = names[0].column
+    return ast.Where(ast.Membership(ast.Word("name", column), False, names), column)
 
 
 def _clause_column(clause: ast.Clause) -> int:

@@ -5,8 +5,6 @@ output tokens (the decode estimate of `speed of ...`), labelled as an estimate."
 
 from __future__ import annotations
 
-import re
-
 from kbq.errors import QueryError
 from kbq.lang import ast, terms
 from kbq.lang.catalog import PREFIXES, Key, k
@@ -87,13 +85,9 @@ def compile_instances(ctx: Context, q: ast.SubjectQuestion, subject: Subject) ->
             ask = ask._replace(process=default_process(ctx, workload))
         fit = memory_fit(ctx, ask, workload, notes)
         if ask.precision is not None:  # the GPU compiler's precision support, read on the instance's GPU
-            test, precision_notes, path = gpu_constraints.precision(ctx, ask.precision)
+            test, precision_notes, precision_path = gpu_constraints.precision(ctx, ask.precision, "?pg")
             notes += precision_notes
-            on_gpu = re.compile(r"\?gpu\b")
-            found.append(
-                Constraint(test.text, f"EXISTS {{ ?inst kbq:instanceGpu ?cg FILTER({on_gpu.sub('?cg', test.sparql)}) }}")
-            )
-            precision_path = on_gpu.sub("?pg", path) if path is not None else None
+            found.append(Constraint(test.text, f"EXISTS {{ ?inst kbq:instanceGpu ?pg FILTER({test.sparql}) }}"))
     else:
         for clause in clauses:
             if isinstance(clause, ast.Loose):

@@ -200,14 +200,14 @@ def _why(
     col = {c: i for i, c in enumerate(plan.columns)}
     if "cards_needed" in col and "needed_gb" in col:
         cards, need = rows[position][col["cards_needed"]], rows[position][col["needed_gb"]]
-        counts = [c for r in rows if isinstance(c := r[col["cards_needed"]], int)]
-        fewest = min(counts, default=None)
-        explanation.insert(
-            1,
-            f"memory fit: {need:.1f} GB needed; {name} needs {cards} card(s)" + (f" (the best candidates need {fewest})"
-            if fewest is not None and fewest != cards else "") if cards is not None and isinstance(need, (int, float))
-            else f"memory fit: unknown for {name} (no sourced memory size)",
-        )  # fmt: skip
+        if cards is None or not isinstance(need, (int, float)):
+            fit = f"memory fit: unknown for {name} (no sourced memory size)"
+        else:
+            fit = f"memory fit: {need:.1f} GB needed; {name} needs {cards} card(s)"
+            fewest = min((c for r in rows if isinstance(c := r[col["cards_needed"]], int)), default=None)
+            if fewest is not None and fewest != cards:
+                fit += f" (the best candidates need {fewest})"
+        explanation.insert(1, fit)
     for rank, group in enumerate(plan.extra.get("profile_keys", []), start=1):
         for key in group:
             values = [v for v in (r[col[key]] for r in rows) if isinstance(v, (int, float)) and not isinstance(v, bool)]

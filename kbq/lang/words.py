@@ -341,15 +341,16 @@ class Words:
             suggestions=self.cat.suggest(phrase.text, [PRECISION, CHASSIS_KIND, GPU] if clause.keyword != "with" else None),
         )
 
+    def _unit_dimensions(self, words: tuple[ast.Word, ...]) -> set[str]:
+        """The dimensions of the unit of a bare quantity ('24gb', '$0.15/kwh', '40 %'); empty if none."""
+        if not words or words[0].kind != "number" or (match := _QUANTITY.match(words[0].text)) is None:
+            return set()
+        unit_text = match.group(1) + match.group(3) + "".join(w.text for w in words[1:])
+        return {u.dimension for u in self.cat.units.get(normalise(unit_text), [])}
+
     def bare_quantity(self, words: tuple[ast.Word, ...]) -> SettingValue | None:
         """'at $0.15/kwh', 'at 40%': a quantity whose unit belongs to exactly one setting's dimension."""
-        if not words or words[0].kind != "number":
-            return None
-        match = _QUANTITY.match(words[0].text)
-        if match is None:
-            return None
-        unit_text = match.group(1) + match.group(3) + "".join(w.text for w in words[1:])
-        dims = {u.dimension for u in self.cat.units.get(normalise(unit_text), [])}
+        dims = self._unit_dimensions(words)
         found = {s.name: s for s in self.cat.settings.values() if s.dimension in dims and s.dimension is not None}
         if len(found) != 1:
             return None
@@ -360,10 +361,7 @@ class Words:
     def floor(self, words: tuple[ast.Word, ...]) -> Condition | None:
         """'with 24gb': a quantity whose unit belongs to exactly one higher-is-better GPU key reads as
         'KEY >= quantity' (the catalog's units and keys decide; several keys is an error naming them)."""
-        if not words or words[0].kind != "number" or (match := _QUANTITY.match(words[0].text)) is None:
-            return None
-        unit_text = match.group(1) + match.group(3) + "".join(w.text for w in words[1:])
-        dims = {u.dimension for u in self.cat.units.get(normalise(unit_text), [])}
+        dims = self._unit_dimensions(words)
         keys = [k for k in self.cat.gpu_keys() if k.higher_is_better and not k.is_object and k.dimension in dims]
         if not keys:
             return None

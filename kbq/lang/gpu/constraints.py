@@ -270,10 +270,11 @@ def power(ctx: Context, psu_watts: float, cards: int) -> tuple[Constraint, Statu
 # --- precision -----------------------------------------------------------------------------------
 
 
-def precision(ctx: Context, term: Term) -> tuple[Constraint, list[str], str | None]:
+def precision(ctx: Context, term: Term, gpu: str = "?gpu") -> tuple[Constraint, list[str], str | None]:
     """GPUs that run the format natively, or through a sourced weight-only path; the note says which.
 
-    Returns the constraint, notes, and the SPARQL expression of the row's path note."""
+    Returns the constraint, notes, and the SPARQL expression of the row's path note, both about the
+    GPU variable `gpu` (a cloud instance's GPU is another variable)."""
     compute = ctx.rows(f"SELECT ?c WHERE {{ {terms.iri(term.iri)} kbq:computePrecision ?c }} LIMIT 1")
     needed = str(compute[0][0]) if compute else term.iri
     paths = ctx.rows(
@@ -281,14 +282,14 @@ def precision(ctx: Context, term: Term) -> tuple[Constraint, list[str], str | No
   ?path a kbq:WeightOnlyPath ; kbq:forPrecision {terms.iri(needed)} ; rdfs:label ?label ; kbq:minComputeCapability ?cc .
   OPTIONAL {{ ?path rdfs:comment ?comment }} }} ORDER BY ?cc"""
     )
-    native = f"EXISTS {{ ?gpu kbq:nativePrecision {terms.iri(needed)} }}"
+    native = f"EXISTS {{ {gpu} kbq:nativePrecision {terms.iri(needed)} }}"
     label = ctx.cat.label(needed)
     notes = [f"precision: {term.label} computes in {label}; GPUs that run {label} natively are kept"]
     test = native
     path_note = None
     if paths:
         cc = min(float(p[2]) for p in paths)  # type: ignore[arg-type]
-        weight_only = f"EXISTS {{ ?gpu kbq:computeCapability ?cc FILTER(?cc >= {terms.double(cc)}) }}"
+        weight_only = f"EXISTS {{ {gpu} kbq:computeCapability ?cc FILTER(?cc >= {terms.double(cc)}) }}"
         test = f"({native} || {weight_only})"
         names = "; ".join(f"{p[1]} (compute capability {float(p[2]):g}+)" for p in paths)  # type: ignore[arg-type]
         notes.append(f"precision: without native {label}, a weight-only path is accepted: {names}")

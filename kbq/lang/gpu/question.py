@@ -455,10 +455,9 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
     profile_line = explain.profile_lines(ctx, profile, workload_term)[0] if profile is not None and not ask.order else None
     if statuses:
         explanation.append(
-            ("order: fewest cards needed first; then " if fit is not None and ask.order is None
-             and strategy not in ("price", "value", "efficiency", "evidence") else "order: ")
+            ("order: fewest cards needed first; then " if _cards_first(ask, strategy, fit is not None) else "order: ")
             + "rows whose placement figures are all sourced (verified) come first, then unverified ones"
-        )  # fmt: skip
+        )
     explanation += notes
     explanation += explain.constraint_lines(found)
     return Plan(
@@ -550,6 +549,11 @@ def _unknown(var: str) -> str:
     return f"COALESCE(STRLEN(STR({var})) * 0, 1)"
 
 
+def _cards_first(ask: Ask, strategy: str, fitted: bool) -> bool:
+    """A model's ranking without an asked order sorts by cards needed first (then placement, then score)."""
+    return fitted and ask.order is None and strategy not in ("price", "value", "efficiency", "evidence")
+
+
 def _order_clause(
     ctx: Context,
     ask: Ask,
@@ -562,8 +566,8 @@ def _order_clause(
     first_rank: list[Metric] | None = None,
 ) -> list[str]:
     order: list[str] = []
-    if fitted and statused and ask.order is None and strategy not in ("price", "value", "efficiency", "evidence"):
-        # fewest cards before verified: three 8 GB cards are no answer for a model one 24 GB card holds
+    if _cards_first(ask, strategy, fitted):
+        # fewest cards first, before verified placement: three 8 GB cards are no answer for a model one 24 GB card holds
         order.append("ASC(COALESCE(?cards_needed, 1000000))")
     if statused:
         order.append("ASC(?unverified)")  # then verified rows first
@@ -600,8 +604,6 @@ def _order_clause(
     elif strategy == "evidence":
         order.append(f"ASC({_unknown('?measured')})")  # measured first, then the profile
         order.append("ASC(?measured_rank)")
-    elif fitted:
-        order.append("ASC(COALESCE(?cards_needed, 1000000))")  # fewest cards first, then the profile
     if scored:
         order.append("DESC(?score)")
     order.append("ASC(?name)")

@@ -31,6 +31,7 @@ from kbq.lang.workload.formulas import GB, Line
 FP16 = "https://kbq.dev/kb/FP16"
 TRAINING = "https://kbq.dev/kb/Training"  # what 'time to train' means when no training process is named
 DECODE, PREFILL, SERVING = (f"https://kbq.dev/kb/{p}Phase" for p in ("Decode", "Prefill", "Serving"))
+RECOMPUTE_SETTINGS = ("recompute_full", "recompute_selective", "recompute_none")  # kb/language.ttl settingName values
 DEFAULT_CONTEXT = 4096  # tokens, when a question names none: shown in every answer (see `assumed`)
 
 
@@ -185,7 +186,7 @@ def estimate(ctx: Context, model_term: Term, process_term: Term, precision: Term
         if opt.trainable_line:
             lines.append(opt.trainable_line)
         lines += [opt.gradient_line, opt.optimizer_line]
-        recompute = next((r for r in ("recompute_full", "recompute_selective", "recompute_none") if settings.get(r)), None)
+        recompute = next((r for r in RECOMPUTE_SETTINGS if settings.get(r)), None)
         act_model = facts.activation_model(ctx, recompute, process.iri)
         act = None
         if act_model is not None:
@@ -430,8 +431,7 @@ def _how_many_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:
             " no sharding named; without it every GPU holds the whole model ('with zero 1' or 'with zero 2' for less)"
         )
     counted = _count(est, gpu.memory * usable_share, settings, heads)
-    recompute = ("recompute_full", "recompute_selective", "recompute_none")
-    if est.process.training and not any(settings.get(r) for r in recompute):
+    if est.process.training and not any(settings.get(r) for r in RECOMPUTE_SETTINGS):
         # Gradient checkpointing is what people do when activations crowd the GPUs: take it when it needs fewer.
         full = {**settings, "recompute_full": True}
         est_full = estimate(ctx, asked.model, asked.process, asked.precision, full)
@@ -444,13 +444,12 @@ def _how_many_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:
             )
             est, settings, counted = est_full, full, with_full
     if counted is None:
-        floor = sum(line.gb for line in split(est, 1 << 20, settings)[0])
         raise ctx.error(
-            f"no number of {gpu.label} holds it: {floor:.1f} GB per GPU is not divided by more GPUs"
+            f"no number of {gpu.label} holds it: {_per_gpu_floor(est, settings):.1f} GB per GPU is not divided by more GPUs"
             " (activations, logits and the runtime under data parallelism); lower the batch or context",
             None,
         )
-    n, _, need, split_notes = counted
+    n, need, split_notes = counted
     word = formulas.verdict(need, gpu.memory, usable_share)
     rule = f"smallest count whose per-GPU share fits {usable_share:.0%} of {gpu.memory:g} GB" + (
         " and divides the attention heads (tensor parallel)" if heads else " (sharded data parallel)"
@@ -479,20 +478,24 @@ def _how_many_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:
     return Plan("how_many", "", ["quantity", "value", "formula", "source"], explanation=explanation, extra={"rows": rows})
 
 
+def _per_gpu_floor(est: Estimate, settings: dict[str, object]) -> float:
+    """GB per GPU that no GPU count divides (activations, logits and runtime under data parallelism)."""
+    return sum(line.gb for line in split(est, 1 << 20, settings)[0])
+
+
 def _count(
     est: Estimate, usable_gb: float, settings: dict[str, object], heads: int | None
-) -> tuple[int, list[Line], float, list[str]] | None:
+) -> tuple[int, float, list[str]] | None:
     """The smallest GPU count whose per-GPU share fits `usable_gb` (and divides the heads for
-    tensor parallelism), with that share; None when no count does (what is per GPU is too big)."""
-    if sum(line.gb for line in split(est, 1 << 20, settings)[0]) > usable_gb:
+    tensor parallelism), with that share's GB; None when no count does (what is per GPU is too big)."""
+    if _per_gpu_floor(est, settings) > usable_gb:
         return None
-    runtime = sum(line.gb for line in est.lines if line.part.startswith("runtime"))
-    n = formulas.cards_for(est.total - runtime + runtime, usable_gb, 1.0, heads)
+    n = formulas.cards_for(est.total, usable_gb, 1.0, heads)
     while True:  # the runtime reserve is per GPU: check the split
         per_gpu, notes = split(est, n, settings)
         need = sum(line.gb for line in per_gpu)
         if need <= usable_gb or n >= 1 << 20:
-            return n, per_gpu, need, notes
+            return n, need, notes
         n += 1
         while heads and heads % n and n < heads:
             n += 1
