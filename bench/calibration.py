@@ -233,7 +233,7 @@ def serving_rows(kb: KnowledgeBase) -> list[Row]:
         " kbq:tensorParallel ?tp } ORDER BY ?model ?gpu ?tp",
     )
     for model, gpu, precision, tp in groups:
-        question = f"speed of {model} inference at {str(precision).lower()} on {tp} x {gpu}"
+        question = f"speed of {model} inference at {str(precision).lower()} on {tp} x {gpu} using tensorrt-llm"
         answer = kb.answer(question)
         for measured, compared in zip(answer.rows, answer.rows[1:], strict=False):
             if not (str(measured[0]).startswith("measured: ") and str(compared[0]).startswith("estimate / measured (serving")):
@@ -261,10 +261,10 @@ def training_rows(kb: KnowledgeBase) -> list[Row]:
     out = []
     for model, gpu, hours, tokens, held, source in _rows(
         kb,
-        "SELECT ?model ?gpu ?h ?t ?held ?src WHERE { ?r a kbq:TrainingRun ; kbq:trainedModel/rdfs:label ?model ;"
+        "SELECT ?model ?gpu ?h ?t ?held (SAMPLE(?s) AS ?src) WHERE { ?r a kbq:TrainingRun ; kbq:trainedModel/rdfs:label ?model ;"
         " kbq:gpuHours ?h ;"
         " kbq:trainingTokens ?t ; kbq:trainingGpu/rdfs:label ?gpu ; kbq:heldOut ?held ."
-        " OPTIONAL { ?r dcterms:source ?src } } ORDER BY ?model",
+        " OPTIONAL { ?r dcterms:source ?s } } GROUP BY ?model ?gpu ?h ?t ?held ORDER BY ?model",
     ):
         question = f"time to train {model} on {float(tokens) / 1e9:g}b tokens with 1 x {gpu}"  # type: ignore[arg-type]
         estimate, note = answer_value(kb, question, "GPU-hours")

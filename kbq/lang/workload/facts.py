@@ -161,7 +161,8 @@ class Constant(NamedTuple):
 def constants(ctx: Context) -> dict[str, Constant]:
     rows = ctx.rows(
         "SELECT ?c ?name ?value ?label WHERE "
-        "{ ?c a kbq:Constant ; kbq:constantName ?name ; kbq:value ?value ; rdfs:label ?label }"
+        "{ ?c a kbq:Constant ; kbq:constantName ?name ; kbq:value ?value ; rdfs:label ?label"
+        " FILTER NOT EXISTS { ?c a kbq:CalibratedConstant } }"  # those apply only where their conditions hold
     )
     return {str(name): Constant(float(value), str(label), source_labels(ctx, str(c))) for c, name, value, label in rows}  # type: ignore[arg-type]
 

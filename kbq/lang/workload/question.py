@@ -29,6 +29,7 @@ from kbq.lang.words import (
     SettingValue,
     Year,
 )
+from kbq.lang.evaluate import calibrated
 from kbq.lang.workload import facts, formulas
 from kbq.lang.workload.formulas import GB, Line
 
@@ -112,8 +113,11 @@ def understand(ctx: Context, q: ast.WorkloadQuestion) -> Asked:
     settings: dict[str, object] = {}
     hardware: Hardware | None = None
     for clause in q.clauses:
+        if isinstance(clause, ast.Using):  # 'using vllm': the backend whose measured constants apply
+            settings["backend"] = ctx.words.name(clause.name, (calibrated.BACKEND,), "backend")
+            continue
         if not isinstance(clause, ast.Loose):
-            raise ctx.error(f"'{q.form}' questions take with / on / at clauses", getattr(clause, "column", None))
+            raise ctx.error(f"'{q.form}' questions take with / on / at / using clauses", getattr(clause, "column", None))
         for item in ctx.words.loose(clause):
             if isinstance(item, Hardware):
                 hardware = item
@@ -371,41 +375,56 @@ def _accelerator(gpu: facts.Gpu) -> Accelerator:
 
 
 def _rate(gpu: facts.Gpu, est: Estimate, ctx: Context) -> tuple[float, str]:
-    """The dense rate of the compute precision (tensor FP16 for weight-only formats)."""
+    """The dense rate of the compute precision (tensor FP16 for weight-only formats); a card
+    without tensor cores (a tensor rate of 0) runs on its vector (FP32) units."""
     compute_key = next((k for k in ctx.cat.gpu_keys() if k.precision == est.compute.iri), None)
-    if compute_key is not None and compute_key.key in gpu.rates:
+    if compute_key is not None and gpu.rates.get(compute_key.key):
         return gpu.rates[compute_key.key], compute_key.key
-    if "tensor" in gpu.rates:
+    if gpu.rates.get("tensor"):
         return gpu.rates["tensor"], "tensor (FP16/BF16 dense, FP32 accumulate)"
-    if "fp32" in gpu.rates:
-        return gpu.rates["fp32"], "fp32 (no tensor figure)"
+    if gpu.rates.get("fp32"):
+        return gpu.rates["fp32"], "fp32 vector rate (no tensor cores)"
     raise QueryError(f"{gpu.label} has no sourced throughput figure")
+
+
+def _situation(gpu: facts.Gpu, est: Estimate, backend: Term | None) -> calibrated.Situation:
+    return calibrated.Situation(
+        backend=backend.iri if backend else None, gpu=gpu.iri, tensor=bool(gpu.rates.get("tensor")),
+        bits=est.format.bits_per_weight, compute=est.compute.iri, params=est.model.active or est.model.params,
+    )  # fmt: skip
+
+
+def _constant(ctx: Context, name: str, asked_value: object, sit: calibrated.Situation) -> tuple[float, str, str]:
+    """A speed constant: the question's own value ('with mfu 30%'), else the calibrated one for this
+    situation; its value, how the formula names it and its source."""
+    if asked_value:
+        return float(asked_value), "as asked", ""  # type: ignore[arg-type]
+    chosen = calibrated.choose(ctx, name, sit)
+    if chosen is None:
+        return 1.0, "no sourced value: roofline upper bound", ""
+    return chosen.value, chosen.describe(), chosen.source
 
 
 def _speed_plan(ctx, asked, est, consts, explanation) -> Plan:
     gpu, count = _hardware(ctx, asked.hardware, "speed of ... on WHAT? e.g. 'on 2 x rtx 4090'", explanation)
     if gpu is None or gpu.bandwidth is None:
         raise ctx.error("that GPU has no sourced memory bandwidth", None)
-    eff = consts.get("bandwidth_efficiency")
-    value = float(asked.settings.get("bandwidth_efficiency") or (eff.value if eff else 1.0))
-    eff_text = f"{value:.0%} bandwidth efficiency" + (
-        "" if eff or asked.settings.get("bandwidth_efficiency") else " (no sourced efficiency: roofline upper bound)"
-    )
+    backend = calibrated.backend(ctx, _backend(asked), "speed")
+    sit = _situation(gpu, est, backend)
+    value, eff_name, eff_source = _constant(ctx, "bandwidth_efficiency", asked.settings.get("bandwidth_efficiency"), sit)
+    eff_text = f"{value:.0%} bandwidth efficiency"
     batch = int(est.settings["batch"])
     rate, rate_name = _rate(gpu, est, ctx)
-    mfu = consts.get("prefill_mfu")
-    mfu_value = float(asked.settings.get("mfu") or (mfu.value if mfu else 1.0))
+    mfu_value, mfu_name, mfu_source = _constant(ctx, "prefill_mfu", asked.settings.get("mfu"), sit)
     prefill = formulas.prefill_speed(
         active_params=est.model.active or 0.0, tflops=rate, gpus=count, mfu=mfu_value, rate_name=rate_name
     )
-    decode = formulas.decode_speed(
+    parallel = formulas.decode_speed(
         weight_bytes=est.weight_bytes_active, kv_bytes_per_seq=est.kv_bytes_per_seq, batch=batch,
         bandwidth_gbps=gpu.bandwidth, gpus=count, efficiency=value, efficiency_text=eff_text, compute_bound=prefill,
     )  # fmt: skip
-    rows = [
-        [decode.name, round(decode.value, 1), decode.unit, decode.formula, eff.source if eff else ""],
-        ["decode per sequence", round(decode.value / batch, 1), "tokens/s", "decode / batch", ""],
-    ]
+    decode = parallel
+    rows: list[list[object]] = []
     if count > 1:
         # layers split over the GPUs (llama.cpp's default): each token passes the GPUs in turn, each reading its share
         layered = formulas.decode_speed(
@@ -415,16 +434,32 @@ def _speed_plan(ctx, asked, est, consts, explanation) -> Plan:
                 active_params=est.model.active or 0.0, tflops=rate, gpus=1, mfu=mfu_value, rate_name=rate_name
             ),
         )  # fmt: skip
-        rows.append([
-            "decode, layer split", round(layered.value, 1), layered.unit,
-            f"layers split over {count} GPUs, read one GPU after another: one GPU's rate ({layered.formula})",
-            eff.source if eff else "",
-        ])  # fmt: skip
+        layer_text = f"layers split over {count} GPUs, read one GPU after another: one GPU's rate ({layered.formula})"
+        if calibrated.splits_layers(ctx, backend):
+            decode = layered._replace(formula=layer_text)
+            rows.append(["decode, tensor parallel (upper bound)", round(parallel.value, 1), parallel.unit, parallel.formula,
+                         eff_source])  # fmt: skip
+            explanation.append(
+                f"multi-GPU: {backend.label if backend else 'this backend'} splits layers over the {count} GPUs, so 'decode'"
+                " is one GPU's rate (each token passes the GPUs in turn); a tensor-parallel engine ('using vllm') reaches"
+                " at most 'decode, tensor parallel (upper bound)' (no communication cost counted)"
+            )
+        else:
+            rows.append(["decode, layer split", round(layered.value, 1), layered.unit, layer_text, eff_source])
+            explanation.append(
+                f"multi-GPU: 'decode' is tensor parallel over {count} GPUs with no communication cost (an upper bound);"
+                " 'decode, layer split' is a layer (pipeline) split, one GPU's rate at batch 1"
+            )
+    rows[:0] = [
+        [decode.name, round(decode.value, 1), decode.unit, f"{decode.formula}; efficiency: {eff_name}", eff_source],
+        ["decode per sequence", round(decode.value / batch, 1), "tokens/s", "decode / batch", ""],
+    ]
+    rows.append([prefill.name, round(prefill.value, 0), prefill.unit, f"{prefill.formula}; MFU: {mfu_name}", mfu_source])
+    if backend is not None:
+        named = _backend(asked) is not None
         explanation.append(
-            f"multi-GPU: 'decode' is tensor parallel over {count} GPUs with no communication cost (an upper bound);"
-            " 'decode, layer split' is the layer (pipeline) split llama.cpp uses by default, one GPU's rate at batch 1"
+            f"backend: {backend.label}" + ("" if named else " (kbq's default for speed questions; name another with 'using vllm')")
         )
-    rows.append([prefill.name, round(prefill.value, 0), prefill.unit, prefill.formula, mfu.source if mfu else ""])
     rows += _measured(ctx, asked, est, gpu, count, decode, Roof(value, rate, mfu_value), prefill, consts, explanation)
     per_gpu, split_notes = split(est, count, asked.settings)
     need = sum(line.gb for line in per_gpu)
@@ -457,6 +492,11 @@ def _serving(est, gpu, count, n_in, n_out, roof, consts) -> formulas.Speed | Non
         free_bytes=free, input_tokens=n_in, output_tokens=n_out, bandwidth_gbps=gpu.bandwidth, efficiency=roof.efficiency,
         tflops=roof.rate, mfu=roof.mfu, active_params=est.model.active or est.model.params, gpus=count,
     )  # fmt: skip
+
+
+def _backend(asked: Asked) -> Term | None:
+    named = asked.settings.get("backend")
+    return named if isinstance(named, Term) else None
 
 
 class Roof(NamedTuple):
@@ -513,15 +553,17 @@ def _time_plan(ctx, asked, est, consts, explanation) -> Plan:
     tokens = asked.settings.get("tokens")
     if tokens is None:
         raise ctx.error("time to train needs the tokens: e.g. 'on 1t tokens'", None)
-    mfu = consts.get("mfu")
-    mfu_value = float(asked.settings.get("mfu") or (mfu.value if mfu else 1.0))
     rate, rate_name = _rate(gpu, est, ctx) if gpu else (0.0, "")
     params = est.model.active or est.model.params or 0.0
+    backend = _backend(asked)
+    mfu_value, mfu_name, mfu_source = (
+        _constant(ctx, "mfu", asked.settings.get("mfu"), _situation(gpu, est, backend)) if gpu else (1.0, "", "")
+    )
     hours, days = formulas.train_time(
         params=params, tokens=float(tokens), tflops=rate, gpus=count, mfu=mfu_value, rate_name=rate_name
     )
     rows = [
-        [hours.name, round(hours.value, 0), hours.unit, hours.formula, mfu.source if mfu else ""],
+        [hours.name, round(hours.value, 0), hours.unit, f"{hours.formula}; MFU: {mfu_name}", mfu_source],
         [days.name, round(days.value, 2), days.unit, "GPU-hours / GPUs / 24", ""],
     ]
     explanation.insert(
@@ -538,9 +580,11 @@ def _time_plan(ctx, asked, est, consts, explanation) -> Plan:
         line = f"published: {asked.model.label} took {float(gpu_hours):,.0f} GPU-hours"
         line += (f" on {gpu_label}" if gpu_label else "") + (f" for {float(run_tokens):,.0f} tokens" if run_tokens else "")
         if run_gpu and run_tokens:
-            run_rate, _name = _rate(facts.gpu(ctx, Term(str(run_gpu), str(gpu_label), frozenset())), est, ctx)
+            run_card = facts.gpu(ctx, Term(str(run_gpu), str(gpu_label), frozenset()))
+            run_rate, _name = _rate(run_card, est, ctx)
+            run_mfu, _mfu_name, _src = _constant(ctx, "mfu", asked.settings.get("mfu"), _situation(run_card, est, backend))
             same, _days = formulas.train_time(
-                params=params, tokens=float(run_tokens), tflops=run_rate, gpus=1, mfu=mfu_value, rate_name=""
+                params=params, tokens=float(run_tokens), tflops=run_rate, gpus=1, mfu=run_mfu, rate_name=""
             )
             ratio = same.value / float(gpu_hours)
             line += f"; kbq's formula for that run gives {same.value:,.0f} GPU-hours (estimate / published = {ratio:.2f})"
