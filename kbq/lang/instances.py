@@ -133,7 +133,9 @@ def compile_instances(ctx: Context, q: ast.SubjectQuestion, subject: Subject) ->
             "by_cost": False,
             "limit": limit,
         }
-        found.append(Constraint(f"{fit.model.label} fits the instance's GPUs (the cards-needed rule's split at its GPU count)", "true"))
+        found.append(
+            Constraint(f"{fit.model.label} fits the instance's GPUs (the cards-needed rule's split at its GPU count)", "true")
+        )
         decode = _decode_spec(ctx, fit, notes)
         if decode is not None:
             names += ["tokens_per_s", "usd_per_mtok"]

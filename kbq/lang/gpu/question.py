@@ -13,7 +13,7 @@ from kbq.lang.evaluate.cost import Tco
 from kbq.lang.gpu import columns, constraints, explain, ordering
 from kbq.lang.gpu.ordering import Metric, Profile
 from kbq.lang.plan import Plan
-from kbq.lang.scenario import default_process
+from kbq.lang.scenario import check_count, check_settings, default_process
 
 if TYPE_CHECKING:
     from kbq.lang.workload.question import Estimate
@@ -95,7 +95,7 @@ def understand(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Ask:
                             f"'{item.count} x {item.gpu.label}' names hardware: ask 'memory for ...' or 'speed of ...' on it",
                             item.column,
                         )
-                    cards = item.count
+                    cards = check_count(ctx, item.count, item.column)
                 elif isinstance(item, PrecisionChoice):
                     precision = item.term
                 elif isinstance(item, Ceiling):
@@ -108,6 +108,7 @@ def understand(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Ask:
                             item.term if item.term is not None else (True if item.value is None else item.value)
                         )
                         settings["_column_" + item.setting.name] = item.column
+    check_settings(ctx, {**settings, **({"psu": psu} if psu is not None else {})})
     if chassis is not None:
         cards = chassis.cards or cards
         placed, placed_status, placed_notes = constraints.placement(ctx, chassis._replace(cards=cards))
@@ -219,9 +220,8 @@ def total_cost(ask: Ask, notes: list[str]) -> Tco | None:
     assumed = [
         w for w, key in (("3 years", "years"), ("utilisation 100%", "duty"), ("PUE 1.0", "pue")) if key not in ask.settings
     ]
-    notes.append(
-        "total cost of ownership: " + t.formula() + (f"; assumed: {', '.join(assumed)} (set 'with 5 years', 'with pue 1.3')" if assumed else "")
-    )
+    told = f"; assumed: {', '.join(assumed)} (set 'with 5 years', 'with pue 1.3')" if assumed else ""
+    notes.append("total cost of ownership: " + t.formula() + told)
     return t
 
 
