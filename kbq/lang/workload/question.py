@@ -425,6 +425,9 @@ def _speed_plan(ctx, asked, est, consts, explanation) -> Plan:
             " 'decode, layer split' is the layer (pipeline) split llama.cpp uses by default, one GPU's rate at batch 1"
         )
     rows.append([prefill.name, round(prefill.value, 0), prefill.unit, prefill.formula, mfu.source if mfu else ""])
+    output = asked.settings.get("output_tokens")
+    if output is not None and est.scenario.context is not None:
+        rows += _request_rows(est, gpu, count, int(output), decode, prefill, Roof(value, rate, mfu_value), consts)  # type: ignore[call-overload]
     rows += _measured(ctx, asked, est, gpu, count, decode, Roof(value, rate, mfu_value), prefill, consts, explanation)
     per_gpu, split_notes = split(est, count, asked.settings)
     need = sum(line.gb for line in per_gpu)
@@ -457,6 +460,27 @@ def _serving(est, gpu, count, n_in, n_out, roof, consts) -> formulas.Speed | Non
         free_bytes=free, input_tokens=n_in, output_tokens=n_out, bandwidth_gbps=gpu.bandwidth, efficiency=roof.efficiency,
         tflops=roof.rate, mfu=roof.mfu, active_params=est.model.active or est.model.params, gpus=count,
     )  # fmt: skip
+
+
+def _request_rows(est, gpu, count, output, decode, prefill, roof, consts) -> list[list[object]]:
+    """'with 500 output tokens': one request's time (its prompt is the rest of the context) and
+    the serving throughput of requests of that shape (formulas.serving_throughput)."""
+    context = int(est.scenario.context)
+    if output >= context:
+        raise QueryError(f"output tokens ({output:,}) must be fewer than the context ({context:,} tokens: prompt + output)")
+    prompt = context - output
+    per_sequence = decode.value / int(est.settings["batch"])
+    seconds = prompt / prefill.value + output / per_sequence
+    rows: list[list[object]] = [[
+        "request time", round(seconds, 2), "s",
+        f"{prompt:,} prompt tokens / {prefill.value:,.0f} tokens/s + {output:,} output tokens / {per_sequence:,.1f} tokens/s"
+        " (decode per sequence)", "",
+    ]]  # fmt: skip
+    if gpu.memory is not None:
+        served = _serving(est, gpu, count, prompt, output, roof, consts)
+        if served is not None:
+            rows.append([served.name, round(served.value, 1), served.unit, served.formula, ""])
+    return rows
 
 
 class Roof(NamedTuple):
