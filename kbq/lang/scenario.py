@@ -96,13 +96,15 @@ def setting_bounds(ctx: Context) -> dict[str, Bounds]:
         " OPTIONAL { ?s kbq:minValue ?low } OPTIONAL { ?s kbq:maxValue ?high } OPTIONAL { ?s kbq:wholeNumber ?whole } }"
     )
     return {
-        str(name): Bounds(float(low) if low is not None else None, float(high) if high is not None else None, whole is True)  # type: ignore[arg-type]
+        str(name): Bounds(float(low) if low is not None else None, float(high) if high is not None else None, whole is True)
         for name, low, high, whole in rows
     }
 
 
 def _shown(name: str, value: float, dimension_fraction: bool) -> str:
-    return f"{value:.0%}" if dimension_fraction else f"{value:,g}"
+    if dimension_fraction:
+        return f"{value:.0%}"
+    return f"{value:,.0f}" if value == int(value) and abs(value) < 1e15 else f"{value:g}"
 
 
 def check_settings(ctx: Context, settings: dict[str, object]) -> dict[str, object]:
@@ -147,15 +149,16 @@ def check_count(ctx: Context, count: int, column: int | None) -> int:
 def defaults(ctx: Context) -> dict[str, Default]:
     rows = ctx.rows(
         "SELECT ?d ?name ?value ?term ?label ?reason WHERE { ?d a kbq:ScenarioDefault ; kbq:defaultName ?name ;"
-        " rdfs:label ?label ; kbq:reason ?reason . OPTIONAL { ?d kbq:defaultValue ?value } OPTIONAL { ?d kbq:defaultTerm ?term } }"
+        " rdfs:label ?label ; kbq:reason ?reason ."
+        " OPTIONAL { ?d kbq:defaultValue ?value } OPTIONAL { ?d kbq:defaultTerm ?term } }"
     )
-    return {
-        str(name): Default(
-            str(name), float(value) if value is not None else None, str(term) if term else None,  # type: ignore[arg-type]
-            str(label), str(reason), facts.source_labels(ctx, str(d)),
-        )  # fmt: skip
-        for d, name, value, term, label, reason in rows
-    }
+    found = {}
+    for d, name, value, term, label, reason in rows:
+        number = float(value) if value is not None else None
+        found[str(name)] = Default(
+            str(name), number, str(term) if term else None, str(label), str(reason), facts.source_labels(ctx, str(d))
+        )
+    return found
 
 
 def _model_extras(ctx: Context, iri: str) -> tuple[bool, Term | None]:
@@ -281,7 +284,10 @@ def resolve(
     activation = facts.activation_model(ctx, recompute, process.iri) if process.training else None
     if process.training and activation is not None and recompute is None and sequence:
         assumed.append(
-            Assumption(f"activations with {activation.label}: {process.label}'s usual framework default ('with full recompute' to change it)")
+            Assumption(
+                f"activations with {activation.label}: {process.label}'s usual framework default"
+                " ('with full recompute' to change it)"
+            )
         )
     lora_rank = None
     if process.training and not process.all_weights:

@@ -99,7 +99,10 @@ def memory(s: Scenario) -> Memory:
     if context_gb is not None:
         lines.append(
             Line(
-                "runtime (CUDA context)", context_gb.value, f"{context_gb.value:g} GB per GPU ({context_gb.label})", context_gb.source
+                "runtime (CUDA context)",
+                context_gb.value,
+                f"{context_gb.value:g} GB per GPU ({context_gb.label})",
+                context_gb.source,
             )
         )
     layout = Layout(

@@ -460,6 +460,9 @@ def _speed_plan(ctx, asked, est, consts, explanation) -> Plan:
         explanation.append(
             f"backend: {backend.label}" + ("" if named else " (kbq's default for speed questions; name another with 'using vllm')")
         )
+    output = asked.settings.get("output_tokens")
+    if output is not None and est.scenario.context is not None:
+        rows += _request_rows(est, gpu, count, int(output), decode, prefill, Roof(value, rate, mfu_value), consts)  # type: ignore[call-overload]
     rows += _measured(ctx, asked, est, gpu, count, decode, Roof(value, rate, mfu_value), prefill, consts, explanation)
     per_gpu, split_notes = split(est, count, asked.settings)
     need = sum(line.gb for line in per_gpu)
@@ -497,6 +500,27 @@ def _serving(est, gpu, count, n_in, n_out, roof, consts) -> formulas.Speed | Non
 def _backend(asked: Asked) -> Term | None:
     named = asked.settings.get("backend")
     return named if isinstance(named, Term) else None
+
+
+def _request_rows(est, gpu, count, output, decode, prefill, roof, consts) -> list[list[object]]:
+    """'with 500 output tokens': one request's time (its prompt is the rest of the context) and
+    the serving throughput of requests of that shape (formulas.serving_throughput)."""
+    context = int(est.scenario.context)
+    if output >= context:
+        raise QueryError(f"output tokens ({output:,}) must be fewer than the context ({context:,} tokens: prompt + output)")
+    prompt = context - output
+    per_sequence = decode.value / int(est.settings["batch"])
+    seconds = prompt / prefill.value + output / per_sequence
+    rows: list[list[object]] = [[
+        "request time", round(seconds, 2), "s",
+        f"{prompt:,} prompt tokens / {prefill.value:,.0f} tokens/s + {output:,} output tokens / {per_sequence:,.1f} tokens/s"
+        " (decode per sequence)", "",
+    ]]  # fmt: skip
+    if gpu.memory is not None:
+        served = _serving(est, gpu, count, prompt, output, roof, consts)
+        if served is not None:
+            rows.append([served.name, round(served.value, 1), served.unit, served.formula, ""])
+    return rows
 
 
 class Roof(NamedTuple):
