@@ -281,7 +281,16 @@ def resolve(
             )
         )
     recompute = next((r for r in RECOMPUTE_SETTINGS if settings.get(r)), None)
-    activation = facts.activation_model(ctx, recompute, process.iri) if process.training else None
+    backend = settings.get("backend")
+    backend_iri = backend.iri if isinstance(backend, Term) else None
+    stack = facts.stack(ctx, backend_iri) if backend_iri and process.training else None
+    activation = facts.activation_model(ctx, recompute, process.iri, backend_iri) if process.training else None
+    if stack is not None:  # the backend's loss and reserve replace the general constants
+        consts = dict(consts)
+        if stack.logit_bytes is not None:
+            consts["logit_bytes"] = stack.logit_bytes
+        if stack.reserve_gb is not None:
+            consts["stack_reserve_gb"] = stack.reserve_gb
     if process.training and activation is not None and recompute is None and sequence:
         assumed.append(
             Assumption(
@@ -299,7 +308,8 @@ def resolve(
     return Scenario(
         model_iri=model_term.iri, model=model, process=process, weights=fmt, weights_iri=fmt_term.iri, compute=compute,
         kv=kv, context=context, batch=batch, zero_stage=zero, offload=offload, recompute=recompute, activation=activation,
-        lora_rank=lora_rank, chunked_loss=bool(settings.get("chunked_loss")), constants=consts, settings=clean,
+        lora_rank=lora_rank, chunked_loss=bool(settings.get("chunked_loss")) or bool(stack and stack.fused_loss),
+        constants=consts, settings=clean,
         assumptions=tuple(assumed), notes=tuple(notes), hardware=hardware, count=count,
     )  # fmt: skip
 

@@ -64,7 +64,7 @@ def memory(s: Scenario) -> Memory:
             a = s.activation
             act = formulas.activations(
                 model, context=context, batch=batch, linear=a.linear * scale, quadratic=a.quadratic * scale,
-                model=a.label + (" at 32 bits" if full_precision else ""), source=a.source,
+                model=a.label + (" at 32 bits" if full_precision else ""), source=a.source, per_layer=a.per_layer,
             )  # fmt: skip
         if act is not None:
             lines.append(act)
@@ -105,6 +105,9 @@ def memory(s: Scenario) -> Memory:
                 context_gb.source,
             )
         )
+    reserve = s.constants.get("stack_reserve_gb")
+    if reserve is not None and process.training:
+        lines.append(Line(f"runtime ({reserve.label})", reserve.value, f"{reserve.value:g} GB per GPU ({reserve.label})", reserve.source))
     layout = Layout(
         training=process.training, heads=model.heads, kv_heads=model.kv_heads, layers=model.layers,
         mla=model.attention == "MLA", zero=s.zero_stage, offload=s.offload,

@@ -28,6 +28,7 @@ _MODEL_PROPS = {
     "window_layers": "slidingWindowLayers",
     "experts": "numExperts",
     "experts_per_token": "expertsPerToken",
+    "tied_embeddings": "tiedEmbeddings",
 }
 _FLOATS = {"params", "active_params"}
 
@@ -46,6 +47,8 @@ def model(ctx: Context, term: Term) -> Facts:
             continue
         if name == "attention":
             kwargs[name] = str(value)
+        elif name == "tied_embeddings":
+            kwargs[name] = str(value).lower() in ("true", "1")
         elif name in _FLOATS:
             kwargs[name] = float(value)
         else:
@@ -60,13 +63,14 @@ def source_labels(ctx: Context, subject: str) -> str:
 
 def number_format(ctx: Context, term: Term) -> Format:
     rows = ctx.rows(
-        f"""SELECT ?bits ?bytes ?group ?overhead ?compute WHERE {{
+        f"""SELECT ?bits ?bytes ?group ?overhead ?embed WHERE {{
   BIND({terms.iri(term.iri)} AS ?f)
   OPTIONAL {{ ?f kbq:bitsPerWeight ?bits }} OPTIONAL {{ ?f kbq:bytesPerValue ?bytes }}
   OPTIONAL {{ ?f kbq:groupSize ?group }} OPTIONAL {{ ?f kbq:groupOverheadBits ?overhead }}
+  OPTIONAL {{ ?f kbq:embeddingBits ?embed }}
 }} LIMIT 1"""
     )
-    bits, per_byte, group, overhead, _ = rows[0] if rows else (None, None, None, None, None)
+    bits, per_byte, group, overhead, embed = rows[0] if rows else (None, None, None, None, None)
     if bits is None and per_byte is None:
         raise ctx.error(f"{term.label} has no sourced storage size (bits per weight) in the KB", None)
     value = float(bits) if bits is not None else float(per_byte) * 8  # type: ignore[arg-type]
@@ -76,6 +80,7 @@ def number_format(ctx: Context, term: Term) -> Format:
         int(group) if group is not None else None,
         float(overhead) if overhead is not None else None,
         source_labels(ctx, term.iri),
+        float(embed) if embed is not None else None,  # type: ignore[arg-type]
     )
 
 
@@ -131,25 +136,54 @@ class ActivationModel(NamedTuple):
     linear: float
     quadratic: float
     source: str
+    per_layer: bool = True  # False: checkpoints offloaded to CPU memory, one layer's working set on the GPU
 
 
-def activation_model(ctx: Context, setting: str | None, process: str) -> ActivationModel | None:
-    """The model the question's setting names, else the process's default, else the KB's default."""
+def activation_model(ctx: Context, setting: str | None, process: str, backend: str | None = None) -> ActivationModel | None:
+    """The model the question's setting names, else the backend's ('using unsloth'), else the
+    process's default, else the KB's default."""
     if setting:
         test = f"?a kbq:settingNameOf {terms.string(setting)} ."
+    elif backend and ctx.rows(f"SELECT ?a WHERE {{ {terms.iri(backend)} kbq:stackActivationModel ?a }} LIMIT 1"):
+        test = f"{terms.iri(backend)} kbq:stackActivationModel ?a ."
     else:
         test = (
             f"{{ {terms.iri(process)} kbq:defaultActivationModel ?a }} UNION {{ ?a kbq:isDefaultActivationModel true ."
             f" FILTER NOT EXISTS {{ {terms.iri(process)} kbq:defaultActivationModel ?x }} }}"
         )
     rows = ctx.rows(
-        f"SELECT ?a ?l ?lin ?quad WHERE {{ {test} ?a a kbq:ActivationModel ; rdfs:label ?l ;"
-        " kbq:linearCoefficient ?lin ; kbq:quadraticCoefficient ?quad } LIMIT 1"
+        f"SELECT ?a ?l ?lin ?quad ?per WHERE {{ {test} ?a a kbq:ActivationModel ; rdfs:label ?l ;"
+        " kbq:linearCoefficient ?lin ; kbq:quadraticCoefficient ?quad OPTIONAL { ?a kbq:perLayer ?per } } LIMIT 1"
     )
     if not rows:
         return None
-    a, label, lin, quad = rows[0]
-    return ActivationModel(str(label), float(lin), float(quad), source_labels(ctx, str(a)))  # type: ignore[arg-type]
+    a, label, lin, quad, per = rows[0]
+    per_layer = per is None or str(per).lower() in ("true", "1")
+    return ActivationModel(str(label), float(lin), float(quad), source_labels(ctx, str(a)), per_layer)  # type: ignore[arg-type]
+
+
+class Stack(NamedTuple):
+    """What a training backend ('using unsloth') changes in the memory lines."""
+
+    label: str
+    fused_loss: bool  # the loss never holds the full logit matrix
+    logit_bytes: Constant | None  # bytes per logit its loss keeps (replaces the general constant)
+    reserve_gb: Constant | None  # memory it holds beyond the CUDA context
+
+
+def stack(ctx: Context, backend: str) -> Stack:
+    rows = ctx.rows(
+        f"SELECT ?l ?fused ?lb ?res WHERE {{ {terms.iri(backend)} rdfs:label ?l"
+        f" OPTIONAL {{ {terms.iri(backend)} kbq:fusedLoss ?fused }} OPTIONAL {{ {terms.iri(backend)} kbq:logitBytes ?lb }}"
+        f" OPTIONAL {{ {terms.iri(backend)} kbq:reserveGB ?res }} }} LIMIT 1"
+    )
+    label, fused, lb, res = rows[0] if rows else ("", None, None, None)
+    src = source_labels(ctx, backend)
+    return Stack(
+        str(label), str(fused).lower() in ("true", "1"),
+        Constant(float(lb), f"{label} loss: bytes per logit", src) if lb is not None else None,  # type: ignore[arg-type]
+        Constant(float(res), f"{label} reserve", src) if res is not None else None,  # type: ignore[arg-type]
+    )  # fmt: skip
 
 
 class Constant(NamedTuple):
