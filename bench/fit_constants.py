@@ -55,7 +55,8 @@ def main() -> None:
     for name, values in sorted(implied.items()):
         fitted = [v for v, held, _ in values if not held]
         held = [v for v, h, _ in values if h]
-        fit = f"median {statistics.median(fitted):.3f} of {len(fitted)} ({min(fitted):.3f}-{max(fitted):.3f})" if fitted else "none fitted"
+        spread = f"({min(fitted):.3f}-{max(fitted):.3f})" if fitted else ""
+        fit = f"median {statistics.median(fitted):.3f} of {len(fitted)} {spread}" if fitted else "none fitted"
         print(f"{name}\n  fitted: {fit}\n  held out: {', '.join(f'{v:.3f}' for v in held) or '-'}")
 
 

@@ -64,27 +64,28 @@ def choose(ctx: Context, name: str, s: Situation) -> Chosen | None:
         " OPTIONAL { ?c kbq:forMaxParams ?maxp } OPTIONAL { ?c kbq:forArchitecture ?arch } } ORDER BY ?c"
     )
     mem_type, arch = _gpu_facts(ctx, s.gpu)
-    best: tuple[int, object, object, object, object] | None = None
-    for c, v, label, fit, backend, mem, tensor, minb, maxb, compute, minp, maxp, garch in rows:
+    best_score, best = -1, None
+    for row in rows:
+        c, v, label, fit, backend, mem, tensor, minb, maxb, compute, minp, maxp, garch = row
         checks = [
             backend is None or str(backend) == s.backend,
             mem is None or (mem_type is not None and mem_type.upper().startswith(str(mem).upper())),
             tensor is None or (s.tensor is not None and (str(tensor).lower() in ("true", "1")) == s.tensor),
-            minb is None or (s.bits is not None and s.bits >= float(minb)),  # type: ignore[arg-type]
-            maxb is None or (s.bits is not None and s.bits < float(maxb)),  # type: ignore[arg-type]
+            minb is None or (s.bits is not None and s.bits >= float(minb)),
+            maxb is None or (s.bits is not None and s.bits < float(maxb)),
             compute is None or str(compute) == s.compute,
-            minp is None or (s.params is not None and s.params >= float(minp)),  # type: ignore[arg-type]
-            maxp is None or (s.params is not None and s.params < float(maxp)),  # type: ignore[arg-type]
+            minp is None or (s.params is not None and s.params >= float(minp)),
+            maxp is None or (s.params is not None and s.params < float(maxp)),
             garch is None or str(garch) == arch,
         ]
         if not all(checks):
             continue
         score = sum(x is not None for x in (backend, mem, tensor, minb, maxb, compute, minp, maxp, garch))
-        if best is None or score > best[0]:
-            best = (score, c, v, label, fit)
+        if score > best_score:
+            best_score, best = score, row
     if best is not None:
-        _, c, v, label, fit = best
-        return Chosen(float(v), str(label), str(fit or ""), facts.source_labels(ctx, str(c)))  # type: ignore[arg-type]
+        c, v, label, fit = best[:4]
+        return Chosen(float(str(v)), str(label), str(fit or ""), facts.source_labels(ctx, str(c)))
     general = facts.constants(ctx).get(name)
     return Chosen(general.value, general.label, "", general.source) if general else None
 
@@ -94,7 +95,8 @@ def backend(ctx: Context, named: Term | None, form: str) -> Term | None:
     if named is not None:
         return named
     rows = ctx.rows(
-        f"SELECT ?b ?l WHERE {{ ?b a kbq:Backend ; kbq:defaultBackendFor {terms.string(form)} ; rdfs:label ?l }} ORDER BY ?b LIMIT 1"
+        f"SELECT ?b ?l WHERE {{ ?b a kbq:Backend ; kbq:defaultBackendFor {terms.string(form)} ; rdfs:label ?l }}"
+        " ORDER BY ?b LIMIT 1"
     )
     return Term(str(rows[0][0]), str(rows[0][1]), frozenset()) if rows else None
 

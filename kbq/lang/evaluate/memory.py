@@ -107,7 +107,9 @@ def memory(s: Scenario) -> Memory:
         )
     reserve = s.constants.get("stack_reserve_gb")
     if reserve is not None and process.training:
-        lines.append(Line(f"runtime ({reserve.label})", reserve.value, f"{reserve.value:g} GB per GPU ({reserve.label})", reserve.source))
+        lines.append(
+            Line(f"runtime ({reserve.label})", reserve.value, f"{reserve.value:g} GB per GPU ({reserve.label})", reserve.source)
+        )
     layout = Layout(
         training=process.training, heads=model.heads, kv_heads=model.kv_heads, layers=model.layers,
         mla=model.attention == "MLA", zero=s.zero_stage, offload=s.offload,

@@ -80,7 +80,7 @@ def number_format(ctx: Context, term: Term) -> Format:
         int(group) if group is not None else None,
         float(overhead) if overhead is not None else None,
         source_labels(ctx, term.iri),
-        float(embed) if embed is not None else None,  # type: ignore[arg-type]
+        float(embed) if embed is not None else None,
     )
 
 
@@ -181,8 +181,8 @@ def stack(ctx: Context, backend: str) -> Stack:
     src = source_labels(ctx, backend)
     return Stack(
         str(label), str(fused).lower() in ("true", "1"),
-        Constant(float(lb), f"{label} loss: bytes per logit", src) if lb is not None else None,  # type: ignore[arg-type]
-        Constant(float(res), f"{label} reserve", src) if res is not None else None,  # type: ignore[arg-type]
+        Constant(float(lb), f"{label} loss: bytes per logit", src) if lb is not None else None,
+        Constant(float(res), f"{label} reserve", src) if res is not None else None,
     )  # fmt: skip
 
 

@@ -11,7 +11,7 @@ from kbq.errors import QueryError
 from kbq.lang import ast, terms
 from kbq.lang.catalog import Term
 from kbq.lang.context import Context
-from kbq.lang.evaluate import Accelerator, evaluate, verdict
+from kbq.lang.evaluate import Accelerator, calibrated, evaluate, verdict
 from kbq.lang.evaluate.memory import LinesError, Memory, memory
 from kbq.lang.evaluate.split import Footprint, floor_gb, per_gpu_gb, per_gpu_lines
 from kbq.lang.evaluate.support import support
@@ -29,7 +29,6 @@ from kbq.lang.words import (
     SettingValue,
     Year,
 )
-from kbq.lang.evaluate import calibrated
 from kbq.lang.workload import facts, formulas
 from kbq.lang.workload.formulas import GB, Line
 
@@ -458,11 +457,12 @@ def _speed_plan(ctx, asked, est, consts, explanation) -> Plan:
     if backend is not None:
         named = _backend(asked) is not None
         explanation.append(
-            f"backend: {backend.label}" + ("" if named else " (kbq's default for speed questions; name another with 'using vllm')")
+            f"backend: {backend.label}"
+            + ("" if named else " (kbq's default for speed questions; name another with 'using vllm')")
         )
     output = asked.settings.get("output_tokens")
     if output is not None and est.scenario.context is not None:
-        rows += _request_rows(est, gpu, count, int(output), decode, prefill, Roof(value, rate, mfu_value), consts)  # type: ignore[call-overload]
+        rows += _request_rows(est, gpu, count, int(output), decode, prefill, Roof(value, rate, mfu_value), consts)
     rows += _measured(ctx, asked, est, gpu, count, decode, Roof(value, rate, mfu_value), prefill, consts, explanation)
     per_gpu, split_notes = split(est, count, asked.settings)
     need = sum(line.gb for line in per_gpu)
