@@ -233,7 +233,8 @@ def serving_rows(kb: KnowledgeBase) -> list[Row]:
         " kbq:tensorParallel ?tp } ORDER BY ?model ?gpu ?tp",
     )
     for model, gpu, precision, tp in groups:
-        question = f"speed of {model} inference at {str(precision).lower()} on {tp} x {gpu} using tensorrt-llm"
+        # the ModelOpt FP8/FP4 checkpoints are assumed to carry an FP8 KV cache (the page does not state it)
+        question = f"speed of {model} inference at {str(precision).lower()} on {tp} x {gpu} with fp8 kv cache using tensorrt-llm"
         answer = kb.answer(question)
         for measured, compared in zip(answer.rows, answer.rows[1:], strict=False):
             if not (str(measured[0]).startswith("measured: ") and str(compared[0]).startswith("estimate / measured (serving")):

@@ -256,11 +256,17 @@ def resolve(
     kv: Format | None = None
     if not process.training and not encoder_only:
         kv_term = settings.get("kv_precision")
-        kv = (
-            facts.number_format(ctx, kv_term)
-            if isinstance(kv_term, Term)
-            else (fmt if compute.iri == fmt_term.iri else facts.number_format(ctx, compute))
-        )
+        if isinstance(kv_term, Term):
+            kv = facts.number_format(ctx, kv_term)
+        else:  # the model's 16-bit dtype, whatever the weights' format: engines quantise the cache only when asked
+            kv = facts.number_format(ctx, Term(FP16, ctx.cat.label(FP16), frozenset()))
+            if fmt.bits_per_weight != kv.bits_per_weight and sequence:
+                assumed.append(
+                    Assumption(
+                        f"KV cache in {kv.label}: the model's 16-bit dtype (vLLM's and SGLang's kv_cache_dtype 'auto',"
+                        " llama.cpp's f16 cache), not the weights' format; 'with fp8 kv cache' quantises it"
+                    )
+                )
     elif not process.training and encoder_only:
         notes.append(f"no KV cache: {model.label} is encoder-only (each input is read in one pass, nothing is cached)")
 
