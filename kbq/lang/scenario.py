@@ -201,6 +201,9 @@ def resolve(
             raise ctx.error(f"{model.label} is a family: name a size ({', '.join(str(r[0]) for r in sizes)})", None)
         raise ctx.error(f"no parameter count is sourced for {model.label}: kbq cannot size it", None)
     process = facts.process(ctx, process_term)
+    optimizer = settings.get("optimizer")
+    if isinstance(optimizer, Term) and process.training:  # 'with 8-bit adam'
+        process = facts.optimizer(ctx, process, optimizer)
     consts = facts.constants(ctx)
     named = defaults(ctx)
     encoder_only, published = _model_extras(ctx, model_term.iri)

@@ -24,6 +24,7 @@ APPLICATION = k("Application")
 AREA = k("ApplicationArea")
 PROCESS = k("Process")
 PRECISION = k("Precision")
+OPTIMIZER = k("Optimizer")
 CHASSIS_KIND = k("ChassisKind")
 CHASSIS_THRESHOLD = k("ChassisThreshold")
 GPU_FAMILY = k("GpuFamily")
@@ -321,6 +322,8 @@ class Words:
             found = self.cat.candidates(phrase.text, [PRECISION])
             if len(found) == 1:
                 return [PrecisionChoice(found[0], phrase.column)]
+        if clause.keyword == "with" and (optimizer := self.optimizer(phrase)) is not None:
+            return [optimizer]
         settings = self.settings(phrase)
         if settings is not None:
             return settings
@@ -468,6 +471,14 @@ class Words:
         return any(t.iri == GPU for t in self.cat.candidates(text)) or any(
             t.iri == GPU for t in self.cat.candidates(_singular(text))
         )
+
+    def optimizer(self, phrase: ast.Phrase) -> SettingValue | None:
+        """'with 8-bit adam', 'with adafactor': an optimizer the KB names, as the optimizer setting."""
+        setting = next((s for s in self.cat.settings.values() if s.name == "optimizer"), None)
+        found = self.cat.candidates(phrase.text, [OPTIMIZER]) if setting is not None else []
+        if setting is None or len(found) != 1:
+            return None
+        return SettingValue(setting, None, found[0], phrase.column)
 
     def settings(self, phrase: ast.Phrase) -> list[Item] | None:
         """'128k context batch 4', 'a 1600 w psu', 'mfu 40%', 'zero 3 offload', 'fp8 kv cache',

@@ -162,6 +162,21 @@ def activation_model(ctx: Context, setting: str | None, process: str, backend: s
     return ActivationModel(str(label), float(lin), float(quad), source_labels(ctx, str(a)), per_layer)  # type: ignore[arg-type]
 
 
+def optimizer(ctx: Context, process: Process, term: Term) -> Process:
+    """The process with another optimizer ('with 8-bit adam'): its state and gradient bytes."""
+    rows = ctx.rows(
+        f"SELECT ?l ?ob ?gb WHERE {{ {terms.iri(term.iri)} rdfs:label ?l ; kbq:optimizerBytes ?ob ;"
+        " kbq:gradientBytes ?gb } LIMIT 1"
+    )
+    if not rows:
+        raise ctx.error(f"{term.label} has no sourced state size in the KB", None)
+    label, ob, gb = rows[0]
+    return process._replace(
+        optimizer=str(label), optimizer_bytes=float(str(ob)), gradient_bytes=float(str(gb)),
+        optimizer_source=source_labels(ctx, term.iri),
+    )  # fmt: skip
+
+
 class Stack(NamedTuple):
     """What a training backend ('using unsloth') changes in the memory lines."""
 
