@@ -507,6 +507,10 @@ class Words:
                 continue
             after_stop = spans[n + 1][0] if n + 1 < len(spans) else len(words)
             before_start = spans[n - 1][1] if n > 0 else 0
+            # 'and' joins two settings ('2k input and 512 output'): a value never reaches across it
+            joined = [x for x in range(len(words)) if normalise(words[x].text) == "and"]
+            after_stop = min([after_stop, *(x for x in joined if x >= j)])
+            before_start = max([before_start, *(x + 1 for x in joined if x < i)])
             after = [x for x in range(j, after_stop) if x not in used]
             before = [x for x in range(before_start, i) if x not in used]
             if setting.dimension is None:  # a term-valued setting ('fp8 kv cache')
@@ -531,8 +535,8 @@ class Words:
             quantity = self.quantity(tuple(words[x] for x in cand), setting.dimension, setting.label)
             used.update(cand)
             out.append(SettingValue(setting, quantity.value, None, words[i].column))
-        leftover = [words[x] for x in range(len(words)) if x not in used]
-        if leftover:
+        leftover = [words[x] for x in range(len(words)) if x not in used and normalise(words[x].text) != "and"]
+        if leftover:  # ('2k input and 512 output': 'and' joins settings)
             return None
         return out
 

@@ -614,3 +614,66 @@ def _time_plan(ctx, asked, est, consts, explanation) -> Plan:
             line += f"; kbq's formula for that run gives {same.value:,.0f} GPU-hours (estimate / published = {ratio:.2f})"
         explanation.append(line)
     return Plan("time", "", ["quantity", "value", "unit", "formula", "source"], explanation=explanation, extra={"rows": rows})
+
+
+def compile_capacity(ctx: Context, q: ast.SubjectQuestion, what: Term) -> Plan:
+    """'max context for MODEL on GPU', 'max batch for ... with 8k context', 'concurrent users for ... with
+    2k input and 512 output': the KV cache a serving engine fits. Budget = GPUs x (memory x the engine's
+    memory share - runtime) - weights - the engine's profiled activation peak; tokens = budget / KV bytes
+    per token; batch = tokens / (input + output)."""
+    assert q.target is not None
+    asked = understand(ctx, ast.WorkloadQuestion("speed", q.target, q.clauses))
+    settings = dict(asked.settings)
+    n_in, n_out = settings.get("input_tokens"), settings.get("output_tokens")
+    if n_in is not None and n_out is not None:
+        settings["context"] = int(n_in) + int(n_out)  # type: ignore[call-overload]
+    asked = asked._replace(settings=settings)
+    explanation: list[str] = []
+    gpu, count = _hardware(ctx, asked.hardware, f"{what.label} for ... on WHAT? e.g. 'on an rtx 4090'", explanation)
+    if gpu is None or gpu.memory is None:
+        raise ctx.error("that GPU has no sourced memory size", None)
+    est = estimate(ctx, asked.model, asked.process, asked.precision, settings, count)
+    if est.process.training or not est.kv_bytes_per_seq or est.scenario.context is None:
+        raise ctx.error(f"{what.label} is a serving question: {est.model.label} inference with a KV cache", None)
+    kind_rows = ctx.rows(f"SELECT ?k WHERE {{ {terms.iri(what.iri)} kbq:capacityKind ?k }} LIMIT 1")
+    kind = str(kind_rows[0][0]) if kind_rows else "context"
+    backend = calibrated.backend(ctx, _backend(asked), "capacity")
+    sit = _situation(gpu, est, backend)
+    consts = est.scenario.constants
+    share, runtime = consts.get("usable_share"), consts.get("cuda_context_gb")
+    share_v, runtime_v = (share.value if share else 1.0), (runtime.value if runtime else 0.0)
+    context = int(est.scenario.context)
+    weights = sum(line.gb for line in est.lines if line.part.startswith("weights"))
+    peak = calibrated.choose(ctx, "activation_peak_bytes", sit)
+    peak_gb = (peak.value * context * (est.model.hidden or 0) / GB) if peak else 0.0
+    budget = count * (gpu.memory * share_v - runtime_v) - weights - peak_gb
+    per_token = est.kv_bytes_per_seq / context
+    engine = backend.label if backend else "the engine"
+    budget_formula = (
+        f"{count} x ({gpu.memory:g} GB x {share_v:.0%} ({share.label if share else 'memory share'}) - {runtime_v:g} GB runtime)"
+        f" - {weights:.2f} GB weights - {peak_gb:.2f} GB activation peak"
+        + (f" ({peak.value:g} B x {context:,} tokens x {est.model.hidden:,} hidden; {peak.describe()})" if peak else "")
+    )
+    rows: list[list[object]] = [["KV cache budget", round(budget, 3), "GB", budget_formula, peak.source if peak else ""]]
+    if budget <= 0:
+        explanation.insert(0, f"{est.model.label} leaves no room for a KV cache on {count} x {gpu.label} under {engine}")
+        return Plan("capacity", "", ["quantity", "value", "unit", "formula", "source"], explanation=explanation, extra={"rows": rows})
+    tokens = budget * GB / per_token
+    rows.append(["KV cache capacity", round(tokens), "tokens", f"{budget:.3f} GB / {per_token / 1e3:,.1f} KB of KV cache per token", ""])
+    if kind == "context":
+        longest = min(tokens, est.model.max_context or tokens)
+        cap = f" (capped at {est.model.label}'s maximum {est.model.max_context:,})" if est.model.max_context and tokens > est.model.max_context else ""
+        rows.append(["max context", round(longest), "tokens", f"KV cache capacity{cap}", ""])
+        head = f"max context {longest:,.0f} tokens"
+    else:
+        users = tokens / context
+        label = "concurrent users" if what.label == "concurrent users" else "max batch"
+        rows.append([label, round(users, 2), "requests", f"{tokens:,.0f} tokens / {context:,} tokens per request (vLLM's 'maximum concurrency')", ""])
+        head = f"{label} {users:.2f} requests of {context:,} tokens"
+    explanation.insert(0, f"estimate (not a measurement) on {count} x {gpu.label} with {engine}: {head}")
+    explanation += [f"assumed: {a}" for a in est.scenario.assumed(count)]
+    explanation.append(
+        f"backend: {engine}" + ("" if _backend(asked) else " (kbq's default for capacity questions; name another with 'using ...')")
+    )
+    return Plan("capacity", "", ["quantity", "value", "unit", "formula", "source"], explanation=explanation, extra={"rows": rows})
+
