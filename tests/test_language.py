@@ -89,16 +89,17 @@ def test_memory_fit_columns(kb) -> None:
         "PREFIX kbq: <https://kbq.dev/ontology#> SELECT ?n ?v WHERE { ?c kbq:constantName ?n ; kbq:value ?v }"
     ).rows)  # fmt: skip
     runtime, share = constants["cuda_context_gb"], constants["usable_share"]
+    binary = constants["gpu_memory_factor"]  # a datasheet's '24 GB' of memory chips is 24 GiB
     need = answer.rows[0][col["needed_gb"]]
     assert need > 140  # 70B x 2 bytes, plus the KV cache and the runtime
     heads, layers = 64, 80  # Llama 2 70B: tensor parallel needs a divisor of 64 heads, a layer split whole layers
 
     def fits(n: int, memory: float) -> bool:
         share_of_model = 1 / n if heads % n == 0 else -(-layers // n) / layers
-        return (need - runtime) * share_of_model + runtime <= memory * share
+        return (need - runtime) * share_of_model + runtime <= memory * binary * share
 
     for row in answer.rows:
-        usable = row[col["memory"]] * share - runtime
+        usable = row[col["memory"]] * binary * share - runtime
         expected = next(n for n in range(1, 65) if fits(n, row[col["memory"]])) if usable > 0 else None
         assert row[col["cards_needed"]] == expected, row[1]
     counts = [r[col["cards_needed"]] for r in answer.rows]

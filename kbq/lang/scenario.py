@@ -74,6 +74,12 @@ class Scenario:
     count: int | None = None  # GPUs the question names ('on 3 x a100'); None: not named
 
     @property
+    def memory_factor(self) -> float:
+        """GB per datasheet 'GB' of GPU memory (binary chips: 24 GB = 24 GiB)."""
+        factor = self.constants.get("gpu_memory_factor")
+        return factor.value if factor else 1.0
+
+    @property
     def usable_share(self) -> float:
         usable = self.constants.get("usable_share")
         return usable.value if usable else 1.0
@@ -238,9 +244,15 @@ def resolve(
     context: int | None = _int(settings, "context")
     column = settings.get("_column_context")
     if context is not None and model.max_context and context > model.max_context:
-        raise ctx.error(
-            f"context {context:,} is beyond {model.label}'s maximum of {model.max_context:,} tokens",
-            column if isinstance(column, int) else None,
+        if not process.training:
+            raise ctx.error(
+                f"context {context:,} is beyond {model.label}'s maximum of {model.max_context:,} tokens",
+                column if isinstance(column, int) else None,
+            )
+        # training past the published maximum is done (Unsloth trains Llama 3.1 8B at 342k tokens): say so, count it
+        notes.append(
+            f"context {context:,} is beyond {model.label}'s published maximum of {model.max_context:,} tokens"
+            " (training there extends the position encoding, e.g. RoPE scaling); the memory is counted as asked"
         )
     if context is None and sequence:
         d = named.get("context")

@@ -224,6 +224,22 @@ class Gpu(NamedTuple):
     rates: dict[str, float]  # key -> value (tensor, fp8 ...)
     interconnect: str | None
     link_bandwidth: float | None
+    nominal_memory: float | None = None  # the datasheet's 'GB' figure, which counts binary GiB
+
+    @property
+    def capacity(self) -> str:
+        """The memory as the datasheet names it and in the GB the arithmetic uses."""
+        if self.memory is None:
+            return "unknown memory"
+        if self.nominal_memory is not None and self.nominal_memory != self.memory:
+            return f"{self.nominal_memory:g} GiB = {self.memory:.1f} GB"
+        return f"{self.memory:g} GB"
+
+
+def memory_factor(ctx: Context) -> float:
+    """GB per datasheet 'GB' of GPU memory: memory chips come in binary sizes (kb:GpuMemoryBinary)."""
+    factor = constants(ctx).get("gpu_memory_factor")
+    return factor.value if factor else 1.0
 
 
 def gpu(ctx: Context, term: Term) -> Gpu:
@@ -235,14 +251,16 @@ def gpu(ctx: Context, term: Term) -> Gpu:
         f" OPTIONAL {{ ?g kbq:interconnect/rdfs:label ?ic }} {optional} }} LIMIT 1"
     )
     mem, bw, link, ic, *rates = rows[0]
+    nominal = float(str(mem)) if mem is not None else None
     return Gpu(
         term.iri,
         term.label,
-        float(mem) if mem is not None else None,
+        nominal * memory_factor(ctx) if nominal is not None else None,
         float(bw) if bw is not None else None,
         {k.key: float(v) for k, v in zip(keys, rates, strict=True) if v is not None},
         str(ic) if ic else None,
         float(link) if link is not None else None,
+        nominal,
     )
 
 

@@ -305,6 +305,7 @@ def serving_throughput(
     efficiency: float,
     tflops: float,
     mfu: float,
+    decode_mfu: float | None = None,
     active_params: float,
     gpus: int,
 ) -> Speed | None:
@@ -317,8 +318,9 @@ def serving_throughput(
     batch = int(free_bytes // per_request)
     mean = input_tokens + output_tokens / 2
     flops = mfu * tflops * 1e12 * gpus
+    decode_flops = (decode_mfu if decode_mfu is not None else mfu) * tflops * 1e12 * gpus
     memory_step = (weight_bytes + batch * kv_bytes_per_token * mean) / (efficiency * bandwidth_gbps * GB * gpus)
-    compute_step = 2 * active_params * batch / flops
+    compute_step = 2 * active_params * batch / decode_flops
     step = max(memory_step, compute_step)
     prefill = 2 * active_params * input_tokens / flops
     tokens = batch * output_tokens / (output_tokens * step + batch * prefill)

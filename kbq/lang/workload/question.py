@@ -270,7 +270,7 @@ def _memory_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:
         else:
             explanation.insert(
                 0,
-                f"verdict: {word} on {count} x {gpu.label} ({need:.1f} GB needed per GPU of {gpu.memory:g} GB; "
+                f"verdict: {word} on {count} x {gpu.label} ({need:.1f} GB needed per GPU of {gpu.capacity}; "
                 f"headroom {gpu.memory - need:+.1f} GB; 'fits' keeps {1 - usable_share:.0%} free"
                 + (f", per {usable.label}: {usable.source}" if usable else "")
                 + ")",
@@ -336,15 +336,15 @@ def _how_many_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:
     n, need = ev.cards_needed, ev.per_gpu_gb or 0.0
     explanation += [f"assumed: {a}" for a in est.scenario.assumed(n)]
     rule = (
-        f"smallest count whose per-GPU share fits {usable_share:.0%} of {gpu.memory:g} GB with a valid split"
+        f"smallest count whose per-GPU share fits {usable_share:.0%} of {gpu.capacity} with a valid split"
         " (tensor parallel when it divides the attention heads, else a layer split)"
         if not est.process.training
-        else f"smallest count whose per-GPU share fits {usable_share:.0%} of {gpu.memory:g} GB ({ev.split})"
+        else f"smallest count whose per-GPU share fits {usable_share:.0%} of {gpu.capacity} ({ev.split})"
     )
     rows = [["GPUs needed", n, rule, usable.source if usable else ""],
             ["per-GPU need (GB)", round(need, 2), "sum of the per-GPU lines of 'memory for ...'", ""],
             ["whole model (GB)", round(est.total, 2), "weights + KV cache/activations + optimizer + runtime", ""]]  # fmt: skip
-    explanation.insert(0, f"{n} x {gpu.label}: {ev.verdict} ({need:.1f} GB per GPU of {gpu.memory:g} GB; {ev.split})")
+    explanation.insert(0, f"{n} x {gpu.label}: {ev.verdict} ({need:.1f} GB per GPU of {gpu.capacity}; {ev.split})")
     link = gpu.interconnect or "an unknown link"
     if n > 1 and est.process.training:
         explanation.append(
@@ -415,6 +415,8 @@ def _speed_plan(ctx, asked, est, consts, explanation) -> Plan:
     batch = int(est.settings["batch"])
     rate, rate_name = _rate(gpu, est, ctx)
     mfu_value, mfu_name, mfu_source = _constant(ctx, "prefill_mfu", asked.settings.get("mfu"), sit)
+    decode_chosen = None if asked.settings.get("mfu") else calibrated.choose(ctx, "decode_mfu", sit)
+    decode_mfu = decode_chosen.value if decode_chosen else None
     prefill = formulas.prefill_speed(
         active_params=est.model.active or 0.0, tflops=rate, gpus=count, mfu=mfu_value, rate_name=rate_name
     )
@@ -462,13 +464,13 @@ def _speed_plan(ctx, asked, est, consts, explanation) -> Plan:
         )
     output = asked.settings.get("output_tokens")
     if output is not None and est.scenario.context is not None:
-        rows += _request_rows(est, gpu, count, int(output), decode, prefill, Roof(value, rate, mfu_value), consts)
-    rows += _measured(ctx, asked, est, gpu, count, decode, Roof(value, rate, mfu_value), prefill, consts, explanation)
+        rows += _request_rows(est, gpu, count, int(output), decode, prefill, Roof(value, rate, mfu_value, decode_mfu), consts)
+    rows += _measured(ctx, asked, est, gpu, count, decode, Roof(value, rate, mfu_value, decode_mfu), prefill, consts, explanation)
     per_gpu, split_notes = split(est, count, asked.settings)
     need = sum(line.gb for line in per_gpu)
     if gpu.memory is not None:
         word = verdict(need, gpu.memory, est.scenario.usable_share)
-        explanation.insert(0, f"memory: {word} ({need:.1f} GB per GPU of {gpu.memory:g} GB on {count} x {gpu.label})")
+        explanation.insert(0, f"memory: {word} ({need:.1f} GB per GPU of {gpu.capacity} on {count} x {gpu.label})")
         if word == "does not fit":
             explanation.insert(0, "warning: the model does not fit this hardware; the speeds assume it did")
     explanation.insert(
@@ -493,7 +495,8 @@ def _serving(est, gpu, count, n_in, n_out, roof, consts) -> formulas.Speed | Non
     return formulas.serving_throughput(
         weight_bytes=est.weight_bytes_active, kv_bytes_per_token=est.kv_bytes_per_seq / int(est.settings["context"]),
         free_bytes=free, input_tokens=n_in, output_tokens=n_out, bandwidth_gbps=gpu.bandwidth, efficiency=roof.efficiency,
-        tflops=roof.rate, mfu=roof.mfu, active_params=est.model.active or est.model.params, gpus=count,
+        tflops=roof.rate, mfu=roof.mfu, decode_mfu=roof.decode_mfu, active_params=est.model.active or est.model.params,
+        gpus=count,
     )  # fmt: skip
 
 
@@ -523,12 +526,16 @@ def _request_rows(est, gpu, count, output, decode, prefill, roof, consts) -> lis
     return rows
 
 
+COLUMNS = ["quantity", "value", "unit", "formula", "source"]
+
+
 class Roof(NamedTuple):
     """The constants of the speed estimates: bandwidth efficiency, dense rate (TFLOPS) and MFU."""
 
     efficiency: float
     rate: float
     mfu: float
+    decode_mfu: float | None = None  # compute-bound decode steps at a large batch, where it differs from prefill
 
 
 def _measured(ctx, asked, est, gpu, count, decode, roof, prefill, consts, explanation) -> list[list[object]]:
@@ -650,30 +657,35 @@ def compile_capacity(ctx: Context, q: ast.SubjectQuestion, what: Term) -> Plan:
     per_token = est.kv_bytes_per_seq / context
     engine = backend.label if backend else "the engine"
     budget_formula = (
-        f"{count} x ({gpu.memory:g} GB x {share_v:.0%} ({share.label if share else 'memory share'}) - {runtime_v:g} GB runtime)"
+        f"{count} x ({gpu.capacity} x {share_v:.0%} ({share.label if share else 'memory share'}) - {runtime_v:g} GB runtime)"
         f" - {weights:.2f} GB weights - {peak_gb:.2f} GB activation peak"
         + (f" ({peak.value:g} B x {context:,} tokens x {est.model.hidden:,} hidden; {peak.describe()})" if peak else "")
     )
     rows: list[list[object]] = [["KV cache budget", round(budget, 3), "GB", budget_formula, peak.source if peak else ""]]
     if budget <= 0:
         explanation.insert(0, f"{est.model.label} leaves no room for a KV cache on {count} x {gpu.label} under {engine}")
-        return Plan("capacity", "", ["quantity", "value", "unit", "formula", "source"], explanation=explanation, extra={"rows": rows})
+        return Plan("capacity", "", COLUMNS, explanation=explanation, extra={"rows": rows})
     tokens = budget * GB / per_token
-    rows.append(["KV cache capacity", round(tokens), "tokens", f"{budget:.3f} GB / {per_token / 1e3:,.1f} KB of KV cache per token", ""])
+    rows.append(
+        ["KV cache capacity", round(tokens), "tokens", f"{budget:.3f} GB / {per_token / 1e3:,.1f} KB of KV cache per token", ""]
+    )
     if kind == "context":
         longest = min(tokens, est.model.max_context or tokens)
-        cap = f" (capped at {est.model.label}'s maximum {est.model.max_context:,})" if est.model.max_context and tokens > est.model.max_context else ""
+        capped = est.model.max_context is not None and tokens > est.model.max_context
+        cap = f" (capped at {est.model.label}'s maximum {est.model.max_context:,})" if capped else ""
         rows.append(["max context", round(longest), "tokens", f"KV cache capacity{cap}", ""])
         head = f"max context {longest:,.0f} tokens"
     else:
         users = tokens / context
         label = "concurrent users" if what.label == "concurrent users" else "max batch"
-        rows.append([label, round(users, 2), "requests", f"{tokens:,.0f} tokens / {context:,} tokens per request (vLLM's 'maximum concurrency')", ""])
+        per = f"{tokens:,.0f} tokens / {context:,} tokens per request (vLLM's 'maximum concurrency')"
+        rows.append([label, round(users, 2), "requests", per, ""])
         head = f"{label} {users:.2f} requests of {context:,} tokens"
     explanation.insert(0, f"estimate (not a measurement) on {count} x {gpu.label} with {engine}: {head}")
     explanation += [f"assumed: {a}" for a in est.scenario.assumed(count)]
     explanation.append(
-        f"backend: {engine}" + ("" if _backend(asked) else " (kbq's default for capacity questions; name another with 'using ...')")
+        f"backend: {engine}"
+        + ("" if _backend(asked) else " (kbq's default for capacity questions; name another with 'using ...')")
     )
-    return Plan("capacity", "", ["quantity", "value", "unit", "formula", "source"], explanation=explanation, extra={"rows": rows})
+    return Plan("capacity", "", COLUMNS, explanation=explanation, extra={"rows": rows})
 
