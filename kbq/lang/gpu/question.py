@@ -9,6 +9,7 @@ from kbq.errors import QueryError
 from kbq.lang import ast, terms
 from kbq.lang.catalog import Key, Term, k
 from kbq.lang.context import Constraint, Context, Status
+from kbq.lang.contract import STRATEGIES
 from kbq.lang.evaluate.cost import Tco
 from kbq.lang.gpu import columns, constraints, explain, ordering
 from kbq.lang.gpu.ordering import Metric, Profile
@@ -247,6 +248,12 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
         profile, profile_notes = ordering.choose(ctx, workload_term, ask.authority, ask.authority_column)
     mode = subject.mode
     strategy = mode.strategy if mode else "profile"
+    if strategy not in STRATEGIES:
+        raise ctx.error(
+            f"'{mode.label if mode else strategy}' ranks by '{strategy}', which kbq does not implement"
+            f" (one of {', '.join(sorted(STRATEGIES))}; kbq validate reports it)",
+            None,
+        )
     if profile is None and strategy == "profile":
         strategy = "name"
     found = list(ask.constraints)
