@@ -61,7 +61,9 @@ scenario_args = st.tuples(
     st.sampled_from(PRECISIONS),
     st.sampled_from([512, 2048, 4096, 32768]),
     st.sampled_from([1, 4, 16]),
-    st.sampled_from([(), (("zero_stage", 1),), (("zero_stage", 2),), (("zero_stage", 3), ("offload", True)), (("offload", True),)]),
+    st.sampled_from(
+        [(), (("zero_stage", 1),), (("zero_stage", 2),), (("zero_stage", 3), ("offload", True)), (("offload", True),)]
+    ),
 )
 
 

@@ -8,8 +8,8 @@ from typing import NamedTuple
 
 from kbq.lang import terms
 from kbq.lang.catalog import Term
-from kbq.lang.contract import MODEL_PROPERTIES
 from kbq.lang.context import Context
+from kbq.lang.contract import MODEL_PROPERTIES
 from kbq.lang.workload.formulas import Facts, Format
 
 _MODEL_PROPS = MODEL_PROPERTIES

@@ -427,7 +427,7 @@ def _speed_plan(ctx, asked, est, consts, explanation) -> Plan:
     rows.append([prefill.name, round(prefill.value, 0), prefill.unit, prefill.formula, mfu.source if mfu else ""])
     output = asked.settings.get("output_tokens")
     if output is not None and est.scenario.context is not None:
-        rows += _request_rows(est, gpu, count, int(output), decode, prefill, Roof(value, rate, mfu_value), consts)  # type: ignore[call-overload]
+        rows += _request_rows(est, gpu, count, int(output), decode, prefill, Roof(value, rate, mfu_value), consts)
     rows += _measured(ctx, asked, est, gpu, count, decode, Roof(value, rate, mfu_value), prefill, consts, explanation)
     per_gpu, split_notes = split(est, count, asked.settings)
     need = sum(line.gb for line in per_gpu)
