@@ -54,6 +54,7 @@ TERMS = frozenset(
         "constantName",
         "cooling",
         "currentPrice",
+        "currentPriceDate",
         "defaultActivationModel",
         "defaultColumn",
         "defaultLoraRank",

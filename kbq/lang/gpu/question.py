@@ -10,7 +10,9 @@ from kbq.lang import ast, terms
 from kbq.lang.catalog import Key, Term, k
 from kbq.lang.context import Constraint, Context, Status
 from kbq.lang.contract import STRATEGIES
-from kbq.lang.evaluate.cost import Tco
+from kbq.lang.evaluate.cost import PRICE_RULE, Tco
+
+CURRENT_PRICE_DATE = "https://kbq.dev/ontology#currentPriceDate"  # the date of the price the rule gives today
 from kbq.lang.gpu import columns, constraints, explain, ordering
 from kbq.lang.gpu.ordering import Metric, Profile
 from kbq.lang.plan import Plan
@@ -65,6 +67,10 @@ def understand(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Ask:
     psu: float | None = None
     order = limit = authority = authority_column = None
     chassis: Chassis | None = None
+    ceilings: list[Ceiling] = []
+    for clause in q.clauses:  # a price in a filter is the price at the question's date, wherever 'as of' stands
+        if isinstance(clause, ast.AsOf):
+            ctx.as_of = constraints.date_bounds(ctx, clause.value.text, clause.value.column)[1]
     for clause in q.clauses:
         if isinstance(clause, ast.Where):
             found += constraints.where(ctx, clause.expr)
@@ -100,7 +106,7 @@ def understand(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Ask:
                 elif isinstance(item, PrecisionChoice):
                     precision = item.term
                 elif isinstance(item, Ceiling):
-                    found.append(constraints.ceiling(item))
+                    ceilings.append(item)
                 elif isinstance(item, SettingValue):
                     if item.setting.name == "psu":
                         psu = item.value
@@ -109,6 +115,7 @@ def understand(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Ask:
                             item.term if item.term is not None else (True if item.value is None else item.value)
                         )
                         settings["_column_" + item.setting.name] = item.column
+    found += [constraints.ceiling(c, as_of) for c in ceilings]
     check_settings(ctx, {**settings, **({"psu": psu} if psu is not None else {})})
     if chassis is not None:
         cards = chassis.cards or cards
@@ -307,6 +314,19 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
     if "electricity" in ask.settings:
         columns.add(shown, ctx.cat.keys.get("price"), ctx.cat.keys.get("tdp"))
     columns.add(shown, *columns.defaults(ctx, "always"))
+    price_key = ctx.cat.keys.get("price")
+    if price_key is not None and price_key in shown:
+        kinds = ctx.rows(
+            "SELECT DISTINCT ?l WHERE { ?o kbq:priceOf ?g ; kbq:priceKind ?k . ?g a kbq:GPU . ?k rdfs:label ?l"
+            " FILTER(?k != kb:UsedPrice) } ORDER BY ?l"
+        )
+        notes.append(
+            PRICE_RULE
+            + (f" (before {ask.as_of}, the day after the asked date)" if ask.as_of else " (today)")
+            + f"; kinds that count: {', '.join(str(r[0]) for r in kinds)} ('describe GPU' shows each observation)"
+        )
+        if not ask.as_of:
+            columns.add(shown, ctx.cat.keys_by_iri.get(CURRENT_PRICE_DATE))
     cooling = columns.cooling_key(ctx)
     segment = columns.segment_key(ctx)
     shown = [k for k in shown if k not in (cooling, segment)]
