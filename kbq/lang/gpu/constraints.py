@@ -116,14 +116,15 @@ def comparison(ctx: Context, ratio: ast.Ratio, op: str, value: ast.Phrase) -> st
     return compare_key(ctx, key, op, value)
 
 
-def compare_key(ctx: Context, key: Key, op: str, value: ast.Phrase) -> str:
+def compare_key(ctx: Context, key: Key, op: str, value: ast.Phrase, subject: str = "?gpu") -> str:
+    """A SPARQL test that `subject` (a GPU, or a cloud instance) meets 'key op value'."""
     prop = terms.iri(key.iri)
     if key.is_object:
         target = ctx.words.name(value, (key.range or "",), f"{key.key} value")
         if op == "=":
-            return f"EXISTS {{ ?gpu {prop} {terms.iri(target.iri)} }}"
+            return f"EXISTS {{ {subject} {prop} {terms.iri(target.iri)} }}"
         if op == "!=":
-            return f"NOT EXISTS {{ ?gpu {prop} {terms.iri(target.iri)} }}"
+            return f"NOT EXISTS {{ {subject} {prop} {terms.iri(target.iri)} }}"
         raise ctx.error(f"{key.key} can only be compared with = or !=", value.column)
     rng = key.range or ""
     if rng.endswith("#boolean"):
@@ -131,7 +132,7 @@ def compare_key(ctx: Context, key: Key, op: str, value: ast.Phrase) -> str:
         if word not in _TRUE | _FALSE or op not in ("=", "!="):
             raise ctx.error(f"{key.key} is yes or no (= or !=)", value.column)
         flag = (word in _TRUE) == (op == "=")
-        return f"EXISTS {{ ?gpu {prop} {terms.boolean(flag)} }}"
+        return f"EXISTS {{ {subject} {prop} {terms.boolean(flag)} }}"
     if rng.endswith("#date"):
         first, after = date_bounds(ctx, value.text.strip(), value.column)
         cond = {
@@ -142,21 +143,21 @@ def compare_key(ctx: Context, key: Key, op: str, value: ast.Phrase) -> str:
             ">": f"?x >= {terms.date(after)}",
             ">=": f"?x >= {terms.date(first)}",
         }[op]
-        return f"EXISTS {{ ?gpu {prop} ?x FILTER({cond}) }}"
+        return f"EXISTS {{ {subject} {prop} ?x FILTER({cond}) }}"
     if rng.endswith("#string"):
         if op not in ("=", "!="):
             raise ctx.error(f"{key.key} is text: compare with = or !=", value.column)
-        return f"EXISTS {{ ?gpu {prop} ?x FILTER(LCASE(STR(?x)) {op} {terms.string(value.text.strip().lower())}) }}"
+        return f"EXISTS {{ {subject} {prop} ?x FILTER(LCASE(STR(?x)) {op} {terms.string(value.text.strip().lower())}) }}"
     number = ctx.words.quantity(value.words, key.dimension, key.key).value / key.factor
-    return numeric_test(key, f"{double('?x')} {op} {terms.double(number)}", ctx.as_of)
+    return numeric_test(key, f"{double('?x')} {op} {terms.double(number)}", ctx.as_of, subject)
 
 
-def numeric_test(key: Key, condition: str, as_of: str | None) -> str:
+def numeric_test(key: Key, condition: str, as_of: str | None, subject: str = "?gpu") -> str:
     """A GPU whose figure ?x meets `condition`; a price is the one the price rule gives at the
     question's date (kbq.lang.gpu.columns.price_test), so a filter and the price column agree."""
     if as_of is not None and key.iri == CURRENT_PRICE:
-        return price_test("?gpu", as_of, condition)
-    return f"EXISTS {{ ?gpu {terms.iri(key.iri)} ?x FILTER({condition}) }}"
+        return price_test(subject, as_of, condition)
+    return f"EXISTS {{ {subject} {terms.iri(key.iri)} ?x FILTER({condition}) }}"
 
 
 def keys_in(node: ast.Expr | None) -> list[ast.Word]:

@@ -11,8 +11,6 @@ from kbq.lang.catalog import Key, Term, k
 from kbq.lang.context import Constraint, Context, Status
 from kbq.lang.contract import STRATEGIES
 from kbq.lang.evaluate.cost import PRICE_RULE, Tco
-
-CURRENT_PRICE_DATE = "https://kbq.dev/ontology#currentPriceDate"  # the date of the price the rule gives today
 from kbq.lang.gpu import columns, constraints, explain, ordering
 from kbq.lang.gpu.ordering import Metric, Profile
 from kbq.lang.plan import Plan
@@ -31,6 +29,8 @@ from kbq.lang.words import (
     Workload,
     Year,
 )
+
+CURRENT_PRICE_DATE = "https://kbq.dev/ontology#currentPriceDate"  # the date of the price the rule gives today
 
 
 class Ask(NamedTuple):
@@ -197,17 +197,23 @@ def measured_evidence(ctx: Context, ask: Ask, workload: Term | None, strategy: s
         f"evidence: {n} published results ({unit}, normalised per accelerator by kbq; MLPerf does not endorse per-accelerator "
         f"figures) on {gpus} GPUs for {workload.label}; 'measured' is each GPU's best ({'lowest' if lower else 'highest'})"
     )
-    match = (
-        f"{{ ?r kbq:benchmarkModel {wl} }} UNION {{ ?r kbq:benchmarkModel ?m . ?m kbq:variantOf {wl} }} {proc}"
-        " ?r kbq:accelerator ?gpu ; kbq:perAccelerator ?pa ; kbq:perAcceleratorUnit ?unit ."
-    )
+    def match(r: str, m: str, pa: str, unit: str) -> str:
+        """A result ?r of the workload (or a variant ?m) on ?gpu: its figure and unit, in variables named by the caller."""
+        for_process = f"{r} kbq:forProcessOf {terms.iri(process)} ." if process else ""
+        return (
+            f"{{ {r} kbq:benchmarkModel {wl} }} UNION {{ {r} kbq:benchmarkModel {m} . {m} kbq:variantOf {wl} }} {for_process}"
+            f" {r} kbq:accelerator ?gpu ; kbq:perAccelerator {pa} ; kbq:perAcceleratorUnit {unit} ."
+        )
+
     rank = "?measured" if lower else "(0.0 - ?measured)"
-    other = match.replace("?r ", "?r2 ").replace("?pa", "?pa2").replace("?m ", "?m2 ").replace("?unit", "?unit2")
+    best_of = match("?r", "?m", "?pa", "?unit")
+    other = match("?r2", "?m2", "?pa2", "?unit2")
     # one OPTIONAL subquery (the best figure per GPU, then a result that reached it), not two and a
     # FILTER over both: Virtuoso 7 then loses ?measured on every row (once the row has a label)
     return (
         f"OPTIONAL {{ SELECT ?gpu ?measured ?measured_unit (SAMPLE(?r2) AS ?evidence) WHERE {{\n"
-        f"    {{ SELECT ?gpu ({best}(?pa) AS ?measured) (SAMPLE(?unit) AS ?measured_unit) WHERE {{ {match} }} GROUP BY ?gpu }}\n"
+        f"    {{ SELECT ?gpu ({best}(?pa) AS ?measured) (SAMPLE(?unit) AS ?measured_unit)"
+        f" WHERE {{ {best_of} }} GROUP BY ?gpu }}\n"
         f"    {other} FILTER(?pa2 = ?measured) }} GROUP BY ?gpu ?measured ?measured_unit }}\n"
         f"  BIND(IF(BOUND(?measured), {rank}, 0.0) AS ?measured_rank)"
     )
