@@ -263,3 +263,12 @@ def test_a_memory_budget_is_evaluated_like_a_card(scenario_of) -> None:  # type:
     assert on_budget.accelerator.is_budget and on_budget.accelerator.label == "a 24 GB GPU"
     assert evaluate(fp, budget(24.0), 1, usable_share=s.usable_share).verdict == "does not fit"
     assert evaluate(fp, Accelerator("unknown"), 1, usable_share=s.usable_share).verdict == "unknown"
+
+
+def test_the_library_names_the_limit_too(kb) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(KbqError, match=r"GPU count must be from 1 to 1,000,000 \(got 0\)"):
+        kb.memory("llama 3.1 8b", gpu="h100 sxm5", gpus=0)
+    with pytest.raises(KbqError, match=r"GPU count must be from 1"):
+        kb.memory("llama 3.1 8b", gpus=-2)
+    with pytest.raises(KbqError, match="mfu must be from 1% to 100%"):
+        kb.speed("llama 3.1 8b", gpu="rtx 4090", mfu=0.0)
