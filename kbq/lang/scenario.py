@@ -70,6 +70,7 @@ class Scenario:
     settings: dict[str, object] = field(hash=False, compare=False)  # every setting, checked
     assumptions: tuple[Assumption, ...] = ()
     notes: tuple[str, ...] = ()
+    generates_tokens: bool = False  # a decoder language model: its speed is in tokens/s
     hardware: Accelerator | None = None
     count: int | None = None  # GPUs the question names ('on 3 x a100'); None: not named
 
@@ -331,7 +332,8 @@ def resolve(
         kv=kv, context=context, batch=batch, zero_stage=zero, offload=offload, recompute=recompute, activation=activation,
         lora_rank=lora_rank, chunked_loss=bool(settings.get("chunked_loss")) or bool(stack and stack.fused_loss),
         constants=consts, settings=clean,
-        assumptions=tuple(assumed), notes=tuple(notes), hardware=hardware, count=count,
+        assumptions=tuple(assumed), notes=tuple(notes), generates_tokens=sequence and not encoder_only,
+        hardware=hardware, count=count,
     )  # fmt: skip
 
 
