@@ -158,9 +158,11 @@ def _total(kb: KnowledgeBase, model: str, **settings: object) -> float:
 
 
 def bert_rows(kb: KnowledgeBase) -> list[Row]:
-    """The BERT authors' largest batch on a 12 GB Titan X against the largest batch kbq's training
-    estimate fits in 12 GB (rows with a published batch of 0 measure nothing and are left out)."""
+    """The BERT authors' largest batch on a 12 GB Titan X (12 GiB of GDDR5X) against the largest batch
+    whose training memory kbq puts within it, asked as the authors ran it ('using tensorflow': TensorFlow
+    1.11, FP32, Adam). Rows with a published batch of 0 measure nothing and are left out."""
     out = []
+    capacity = 12 * _unit_factors(kb).get("GiB", 1.0)
     for _r, model, scenario, batch, held in _rows(
         kb,
         "SELECT ?r ?model ?s ?v ?h WHERE { ?r kbq:suite kb:BERTMaxBatchTable ; kbq:benchmarkModel/rdfs:label ?model ;"
@@ -170,23 +172,20 @@ def bert_rows(kb: KnowledgeBase) -> list[Row]:
         if not published:
             continue
         seq = int(str(scenario).split()[1].rstrip(","))
-        fits = 0
-        for b in range(1, 129):
-            if _total(kb, str(model), process="training", precision="fp32", context=seq, batch=b, recompute_none=True) > 12.0:
-                break
-            fits = b
+        question = f"memory for {model} training at fp32 with {seq} context batch {{b}} using tensorflow"
+        low, high = 0, 512  # the largest batch whose total fits: binary search on kbq's answer
+        while low < high:
+            mid = (low + high + 1) // 2
+            total, _note = answer_value(kb, question.format(b=mid), "total")
+            if total is not None and total <= capacity:
+                low = mid
+            else:
+                high = mid - 1
         out.append(
-            Row(
-                "CalFineTuneMemory",
-                f"{model} fine-tuning, seq {seq}: largest batch in 12 GB",
-                f"memory for {model} training at fp32 with {seq} context",
-                float(published),
-                "batch",
-                float(fits),
-                str(held).lower() in ("true", "1"),
-                "https://github.com/google-research/bert/blob/master/README.md",
-            )
-        )
+            Row("CalFineTuneMemory", f"{model} fine-tuning, seq {seq}: largest batch in 12 GiB", question.format(b="B"),
+                float(published), "batch", float(low), str(held).lower() in ("true", "1"),
+                "https://github.com/google-research/bert/blob/master/README.md")
+        )  # fmt: skip
     return out
 
 

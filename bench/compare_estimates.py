@@ -20,6 +20,19 @@ from report import record
 from kbq import KnowledgeBase
 
 
+READING = [
+    "Reading it: the constants that turn specs into estimates are fitted per range on the rows not held out",
+    "(kb/calibrated.ttl: llama.cpp decode and prefill per weight-bit band, GDDR vs HBM, tensor cores or not;",
+    "training MFU per GPU generation and model size from Meta's model cards; FP4 serving MFU; the Unsloth and",
+    "Hugging Face training stacks; TensorFlow 1 for the BERT table), printed by bench/fit_constants.py. Known",
+    "misses: vLLM's start-up log on an A100 40GB (issue 12330) holds a 9.37 GiB activation peak the one-row",
+    "vLLM fit (issue 10517) does not explain; TensorRT-LLM on 8 x H100/H200 at TP8 is 1.3-1.7x high for 405B",
+    "(the all-reduce is not modelled); BERT's small batches (1-2) miss by one; the Q3_K_S prefill on the P40",
+    "reaches two thirds of the vector rate the Q4 rows reach. The TensorRT-LLM rows are asked with an FP8 KV",
+    "cache, which the perf overview does not state (assumed for the ModelOpt checkpoints).",
+]
+
+
 def _median(m: float | None) -> str:
     return "-" if m is None else f"{m:.2f}"
 
@@ -47,7 +60,7 @@ def main() -> None:
         )
     total = sum(s[0].n for s in per_kind.values())
     within = sum(s[0].within for s in per_kind.values())
-    lines += ["", f"{within} of {total} rows within target.", ""]
+    lines += ["", f"{within} of {total} rows within target.", "", *READING, ""]
     for name, kind in all_kinds.items():
         lines += [
             f"## {kind.label} (target {kind.target})",

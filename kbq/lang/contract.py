@@ -14,6 +14,7 @@ KB = "https://kbq.dev/kb/"
 TERMS = frozenset(
     (
         "Backend",  # issue17: calibrated constants, backends, capacity questions, training stacks
+        "extraBytesPerParameter",
         "CalibratedConstant",
         "CapacityQuestion",
         "Optimizer",

@@ -313,6 +313,8 @@ def resolve(
             consts["logit_bytes"] = stack.logit_bytes
         if stack.reserve_gb is not None:
             consts["stack_reserve_gb"] = stack.reserve_gb
+        if stack.extra_bytes is not None:
+            consts["stack_extra_bytes"] = stack.extra_bytes
     if process.training and activation is not None and recompute is None and sequence:
         assumed.append(
             Assumption(

@@ -60,6 +60,12 @@ def memory(s: Scenario) -> Memory:
         if opt.trainable_line:
             lines.append(opt.trainable_line)
         lines += [opt.gradient_line, opt.optimizer_line]
+        extra = s.constants.get("stack_extra_bytes")
+        if extra is not None:  # a backend's optimizer temporaries ('using tensorflow')
+            lines.append(
+                Line(f"optimizer temporaries ({extra.label})", opt.trainable * extra.value / GB,
+                     f"{opt.trainable:,.0f} trainable parameters x {extra.value:g} B", extra.source)
+            )  # fmt: skip
         act = None
         if s.activation is not None and s.context is not None:
             scale = 2.0 if full_precision else 1.0  # the coefficients count 16-bit activations

@@ -167,20 +167,23 @@ class Stack(NamedTuple):
     fused_loss: bool  # the loss never holds the full logit matrix
     logit_bytes: Constant | None  # bytes per logit its loss keeps (replaces the general constant)
     reserve_gb: Constant | None  # memory it holds beyond the CUDA context
+    extra_bytes: Constant | None = None  # bytes per trainable parameter beyond weights, gradients and states
 
 
 def stack(ctx: Context, backend: str) -> Stack:
     rows = ctx.rows(
-        f"SELECT ?l ?fused ?lb ?res WHERE {{ {terms.iri(backend)} rdfs:label ?l"
+        f"SELECT ?l ?fused ?lb ?res ?extra WHERE {{ {terms.iri(backend)} rdfs:label ?l"
         f" OPTIONAL {{ {terms.iri(backend)} kbq:fusedLoss ?fused }} OPTIONAL {{ {terms.iri(backend)} kbq:logitBytes ?lb }}"
-        f" OPTIONAL {{ {terms.iri(backend)} kbq:reserveGB ?res }} }} LIMIT 1"
+        f" OPTIONAL {{ {terms.iri(backend)} kbq:reserveGB ?res }}"
+        f" OPTIONAL {{ {terms.iri(backend)} kbq:extraBytesPerParameter ?extra }} }} LIMIT 1"
     )
-    label, fused, lb, res = rows[0] if rows else ("", None, None, None)
+    label, fused, lb, res, extra = rows[0] if rows else ("", None, None, None, None)
     src = source_labels(ctx, backend)
     return Stack(
         str(label), str(fused).lower() in ("true", "1"),
         Constant(float(lb), f"{label} loss: bytes per logit", src) if lb is not None else None,
         Constant(float(res), f"{label} reserve", src) if res is not None else None,
+        Constant(float(str(extra)), f"{label} temporaries", src) if extra is not None else None,
     )  # fmt: skip
 
 
