@@ -19,7 +19,6 @@ from report import record
 
 from kbq import KnowledgeBase
 
-
 READING = [
     "Reading it: the constants that turn specs into estimates are fitted per range on the rows not held out",
     "(kb/calibrated.ttl: llama.cpp decode and prefill per weight-bit band, GDDR vs HBM, tensor cores or not;",
