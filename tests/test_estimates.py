@@ -78,3 +78,9 @@ def test_an_unknown_backend_is_a_clear_error(kb) -> None:
 
     with pytest.raises(QueryError, match="backend"):
         kb.answer("speed of llama 3 8b inference on rtx 4090 using frobnicator")
+
+
+def test_lora_spends_two_thirds_of_full_training_flops(kb) -> None:
+    full = kb.answer("time to train llama 3 8b on 1t tokens with 8 x h100 sxm5")
+    lora = kb.answer("time to train llama 3 8b lora training on 1t tokens with 8 x h100 sxm5")
+    assert row(lora, "GPU-hours")[1] == pytest.approx(row(full, "GPU-hours")[1] * 4 / 6, rel=1e-3)

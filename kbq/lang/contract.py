@@ -15,6 +15,7 @@ TERMS = frozenset(
     (
         "Backend",  # issue17: calibrated constants, backends, capacity questions, training stacks
         "extraBytesPerParameter",
+        "flopsPerParameterToken",
         "CalibratedConstant",
         "CapacityQuestion",
         "Optimizer",

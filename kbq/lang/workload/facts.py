@@ -85,19 +85,21 @@ class Process(NamedTuple):
     gradient_bytes: float
     optimizer_source: str
     source: str
+    flops_per_token: float = 6.0  # training FLOPs per parameter and token (kbq:flopsPerParameterToken)
 
 
 def process(ctx: Context, term: Term) -> Process:
     rows = ctx.rows(
-        f"""SELECT ?label ?training ?all ?targets ?rank ?base ?baseLabel ?opt ?optLabel ?optBytes ?gradBytes WHERE {{
+        f"""SELECT ?label ?training ?all ?targets ?rank ?base ?baseLabel ?opt ?optLabel ?optBytes ?gradBytes ?fpt WHERE {{
   BIND({terms.iri(term.iri)} AS ?p) ?p rdfs:label ?label .
   OPTIONAL {{ ?p kbq:isTraining ?training }} OPTIONAL {{ ?p kbq:trainsAllWeights ?all }}
   OPTIONAL {{ ?p kbq:adapterTargets ?targets }} OPTIONAL {{ ?p kbq:defaultLoraRank ?rank }}
   OPTIONAL {{ ?p kbq:baseFormat ?base . ?base rdfs:label ?baseLabel }}
   OPTIONAL {{ ?p kbq:optimizer ?opt . ?opt rdfs:label ?optLabel ; kbq:optimizerBytes ?optBytes ; kbq:gradientBytes ?gradBytes }}
+  OPTIONAL {{ ?p kbq:flopsPerParameterToken ?fpt }}
 }} LIMIT 1"""
     )
-    label, training, all_weights, targets, rank, base, base_label, opt, opt_label, opt_bytes, grad_bytes = rows[0]
+    label, training, all_weights, targets, rank, base, base_label, opt, opt_label, opt_bytes, grad_bytes, fpt = rows[0]
     return Process(
         term.iri,
         str(label),
@@ -111,6 +113,7 @@ def process(ctx: Context, term: Term) -> Process:
         float(grad_bytes) if grad_bytes is not None else 0.0,
         source_labels(ctx, str(opt)) if opt else "",
         source_labels(ctx, term.iri),
+        float(str(fpt)) if fpt is not None else 6.0,
     )
 
 

@@ -345,12 +345,18 @@ def prefill_speed(*, active_params: float, tflops: float, gpus: int, mfu: float,
     )
 
 
-def train_time(*, params: float, tokens: float, tflops: float, gpus: int, mfu: float, rate_name: str) -> tuple[Speed, Speed]:
-    flops = 6 * params * tokens
+def train_time(
+    *, params: float, tokens: float, tflops: float, gpus: int, mfu: float, rate_name: str, flops_per_token: float = 6.0
+) -> tuple[Speed, Speed]:
+    """FLOPs = flops_per_token x N x D: 6 for full training (forward 2N, backward 4N: Kaplan et al.
+    2020), 4 for adapters on a frozen base (the backward still passes through the frozen weights, 2N,
+    but computes no gradients for them)."""
+    flops = flops_per_token * params * tokens
     seconds = flops / (gpus * tflops * 1e12 * mfu)
     hours = seconds / 3600
     formula = (
-        f"6 x {params:,.0f} parameters x {tokens:,.0f} tokens / ({gpus} GPUs x {tflops:g} TFLOPS ({rate_name}) x {mfu:.0%} MFU)"
+        f"{flops_per_token:g} x {params:,.0f} parameters x {tokens:,.0f} tokens"
+        f" / ({gpus} GPUs x {tflops:g} TFLOPS ({rate_name}) x {mfu:.0%} MFU)"
     )
     return (
         Speed("GPU-hours", hours * gpus, "GPU-h", formula),

@@ -612,9 +612,15 @@ def _time_plan(ctx, asked, est, consts, explanation) -> Plan:
     mfu_value, mfu_name, mfu_source = (
         _constant(ctx, "mfu", asked.settings.get("mfu"), _situation(gpu, est, backend)) if gpu else (1.0, "", "")
     )
+    per_token = est.process.flops_per_token
+    if per_token != 6.0:
+        explanation.append(
+            f"{est.process.label}: {per_token:g} x N x D training FLOPs per parameter and token (kb/processes.ttl)"
+        )
     hours, days = formulas.train_time(
-        params=params, tokens=float(tokens), tflops=rate, gpus=count, mfu=mfu_value, rate_name=rate_name
-    )
+        params=params, tokens=float(tokens), tflops=rate, gpus=count, mfu=mfu_value, rate_name=rate_name,
+        flops_per_token=per_token,
+    )  # fmt: skip
     rows = [
         [hours.name, round(hours.value, 0), hours.unit, f"{hours.formula}; MFU: {mfu_name}", mfu_source],
         [days.name, round(days.value, 2), days.unit, "GPU-hours / GPUs / 24", ""],
