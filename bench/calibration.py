@@ -262,14 +262,16 @@ def serving_rows(kb: KnowledgeBase) -> list[Row]:
 
 def training_rows(kb: KnowledgeBase) -> list[Row]:
     out = []
-    for model, gpu, hours, tokens, held, source in _rows(
+    for model, gpu, hours, tokens, held, source, precision in _rows(
         kb,
-        "SELECT ?model ?gpu ?h ?t ?held (SAMPLE(?s) AS ?src) WHERE { ?r a kbq:TrainingRun ; kbq:trainedModel/rdfs:label ?model ;"
-        " kbq:gpuHours ?h ;"
+        "SELECT ?model ?gpu ?h ?t ?held (SAMPLE(?s) AS ?src) (SAMPLE(?pl) AS ?prec) WHERE { ?r a kbq:TrainingRun ;"
+        " kbq:trainedModel/rdfs:label ?model ; kbq:gpuHours ?h ;"
         " kbq:trainingTokens ?t ; kbq:trainingGpu/rdfs:label ?gpu ; kbq:heldOut ?held ."
-        " OPTIONAL { ?r dcterms:source ?s } } GROUP BY ?model ?gpu ?h ?t ?held ORDER BY ?model",
+        " OPTIONAL { ?r dcterms:source ?s } OPTIONAL { ?r kbq:trainingPrecision/rdfs:label ?pl } }"
+        " GROUP BY ?model ?gpu ?h ?t ?held ORDER BY ?model",
     ):
-        question = f"time to train {model} on {float(tokens) / 1e9:g}b tokens with 1 x {gpu}"  # type: ignore[arg-type]
+        at = f" at {str(precision).lower()}" if precision else ""  # the run's own precision
+        question = f"time to train {model}{at} on {float(tokens) / 1e9:g}b tokens with 1 x {gpu}"  # type: ignore[arg-type]
         estimate, note = answer_value(kb, question, "GPU-hours")
         out.append(
             Row(

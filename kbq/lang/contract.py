@@ -16,6 +16,7 @@ TERMS = frozenset(
         "Backend",  # issue17: calibrated constants, backends, capacity questions, training stacks
         "extraBytesPerParameter",
         "flopsPerParameterToken",
+        "trainingPrecision",
         "CalibratedConstant",
         "CapacityQuestion",
         "Optimizer",

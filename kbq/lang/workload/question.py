@@ -379,10 +379,12 @@ def _accelerator(gpu: facts.Gpu) -> Accelerator:
     )
 
 
-def _rate(gpu: facts.Gpu, est: Estimate, ctx: Context) -> tuple[float, str]:
-    """The dense rate of the compute precision (tensor FP16 for weight-only formats); a card
-    without tensor cores (a tensor rate of 0) runs on its vector (FP32) units."""
-    compute_key = next((k for k in ctx.cat.gpu_keys() if k.precision == est.compute.iri), None)
+def _rate(gpu: facts.Gpu, est: Estimate, ctx: Context, compute: str | None = None) -> tuple[float, str]:
+    """The dense rate of the compute precision (tensor FP16 for weight-only formats), or of `compute`
+    (a published run's own precision); a card without tensor cores (a tensor rate of 0) runs on its
+    vector (FP32) units."""
+    wanted = compute or est.compute.iri
+    compute_key = next((k for k in ctx.cat.gpu_keys() if k.precision == wanted), None)
     if compute_key is not None and gpu.rates.get(compute_key.key):
         return gpu.rates[compute_key.key], compute_key.key
     if gpu.rates.get("tensor"):
@@ -631,16 +633,17 @@ def _time_plan(ctx, asked, est, consts, explanation) -> Plan:
         f" on {count} x {gpu.label if gpu else '?'}",
     )
     runs = ctx.rows(
-        "SELECT ?gpu ?gpuLabel ?hours ?tokens WHERE { ?r a kbq:TrainingRun ; kbq:trainedModel ?m ; kbq:gpuHours ?hours ."
+        "SELECT ?gpu ?gpuLabel ?hours ?tokens ?prec WHERE { ?r a kbq:TrainingRun ; kbq:trainedModel ?m ; kbq:gpuHours ?hours ."
         " OPTIONAL { ?r kbq:trainingTokens ?tokens } OPTIONAL { ?r kbq:trainingGpu ?gpu . ?gpu rdfs:label ?gpuLabel }"
+        " OPTIONAL { ?r kbq:trainingPrecision ?prec }"
         f" FILTER(?m = <{asked.model.iri}>) }}"
     )
-    for run_gpu, gpu_label, gpu_hours, run_tokens in runs:
+    for run_gpu, gpu_label, gpu_hours, run_tokens, run_precision in runs:
         line = f"published: {asked.model.label} took {float(gpu_hours):,.0f} GPU-hours"
         line += (f" on {gpu_label}" if gpu_label else "") + (f" for {float(run_tokens):,.0f} tokens" if run_tokens else "")
         if run_gpu and run_tokens:
             run_card = facts.gpu(ctx, Term(str(run_gpu), str(gpu_label), frozenset()))
-            run_rate, _name = _rate(run_card, est, ctx)
+            run_rate, _name = _rate(run_card, est, ctx, str(run_precision) if run_precision else None)
             run_mfu, _mfu_name, _src = _constant(ctx, "mfu", asked.settings.get("mfu"), _situation(run_card, est, backend))
             same, _days = formulas.train_time(
                 params=params, tokens=float(run_tokens), tflops=run_rate, gpus=1, mfu=run_mfu, rate_name=""
