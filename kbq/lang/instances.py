@@ -138,6 +138,12 @@ def compile_instances(ctx: Context, q: ast.SubjectQuestion, subject: Subject) ->
         )
         decode = _decode_spec(ctx, fit, notes)
         if decode is not None:
+            rate_keys = _rate_keys(ctx, fit)
+            for i, key in enumerate(rate_keys):
+                body.append(f"OPTIONAL {{ ?inst kbq:instanceGpu ?rg{i} . ?rg{i} {terms.iri(key.iri)} ?frate{i} }}")
+                select.append(f"?frate{i}")
+                names.append(f"fit_rate_{key.key}")
+                evaluation["hidden"].append(f"fit_rate_{key.key}")  # type: ignore[attr-defined]
             names += ["tokens_per_s", "usd_per_mtok"]
             evaluation["computed"] += ["tokens_per_s", "usd_per_mtok"]  # type: ignore[operator]
             evaluation["decode"] = decode
@@ -213,7 +219,15 @@ def _dated_rate(key: Key, before: str) -> str:
     )
 
 
-def _decode_spec(ctx: Context, fit, notes: list[str]) -> list[float] | None:
+def _rate_keys(ctx: Context, fit) -> list[Key]:
+    """The rate keys kbq.lang.evaluate.speed.dense_rate chooses among: the compute precision's, tensor, fp32."""
+    from kbq.lang.workload.question import compute_key
+
+    wanted = [compute_key(ctx, fit), "tensor", "fp32"]
+    return [ctx.cat.keys[k] for k in dict.fromkeys(w for w in wanted if w) if k in ctx.cat.keys]
+
+
+def _decode_spec(ctx: Context, fit, notes: list[str]) -> list[object] | None:
     """What the run-time decode estimate of each instance reads: the formula of 'speed of ...'
     (kbq.lang.workload.formulas.decode_speed) on the instance's GPUs; USD per million tokens from its rate."""
     if fit.process.training:
@@ -227,7 +241,13 @@ def _decode_spec(ctx: Context, fit, notes: list[str]) -> list[float] | None:
         " usd_per_mtok = rate / (tokens_per_s x 3600) x 10^6"
         + (f" (efficiency: {eff.source})" if eff else " (no sourced efficiency: roofline)")
     )
-    return [efficiency, fit.weight_bytes_active, fit.kv_bytes_per_seq, float(batch)]
+    mfu = fit.scenario.constants.get("prefill_mfu")
+    from kbq.lang.workload.question import compute_key
+
+    return [
+        efficiency, fit.weight_bytes_active, fit.kv_bytes_per_seq, float(batch), fit.model.active or 0.0,
+        mfu.value if mfu else 1.0, compute_key(ctx, fit),
+    ]  # fmt: skip
 
 
 def _order(ctx: Context, order: ast.Order | None, keys: list[Key], by_cost: bool) -> list[str]:
