@@ -6,7 +6,7 @@ output tokens (the decode estimate of `speed of ...`), labelled as an estimate."
 from __future__ import annotations
 
 from kbq.errors import QueryError
-from kbq.lang import ast, terms
+from kbq.lang import ast, sparql, terms
 from kbq.lang.catalog import PREFIXES, Key, k
 from kbq.lang.context import Constraint, Context
 from kbq.lang.gpu import constraints as gpu_constraints
@@ -36,8 +36,8 @@ def _condition(ctx: Context, node: ast.Expr) -> tuple[str, str]:
     if isinstance(node, ast.Not):
         inner, words = _condition(ctx, node.expr)
         return f"!({inner})", f"not ({words})"
-    sparql, words = gpu_constraints.expr(ctx, node)  # a GPU key: the instance's GPU meets it
-    return f"EXISTS {{ ?inst kbq:instanceGpu ?gpu . FILTER({sparql}) }}", words
+    test, words = gpu_constraints.expr(ctx, node)  # a GPU key: the instance's GPU meets it
+    return f"EXISTS {{ ?inst kbq:instanceGpu ?gpu . FILTER({test}) }}", words
 
 
 def compile_instances(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan:
@@ -158,9 +158,7 @@ def compile_instances(ctx: Context, q: ast.SubjectQuestion, subject: Subject) ->
     if evaluation is not None:
         evaluation["by_cost"] = by_cost
     order_by = _order(ctx, order, keys, False)
-    sparql = PREFIXES + "SELECT " + " ".join(select) + "\nWHERE {\n  " + "\n  ".join(body) + "\n}\nORDER BY " + " ".join(order_by)
-    if limit and evaluation is None:
-        sparql += f"\nLIMIT {int(limit)}"
+    query = sparql.select(select, body, order_by, limit if evaluation is None else None, PREFIXES)
     explanation.append(
         "cloud instances: rates are on-demand list rates per hour for the whole instance, dated; 'as of DATE' picks the rate "
         "valid then; per_gpu_hour = rate / GPUs"
@@ -179,7 +177,7 @@ def compile_instances(ctx: Context, q: ast.SubjectQuestion, subject: Subject) ->
     units["usd_per_mtok"] = "USD"
     return Plan(
         "instances",
-        sparql,
+        query,
         names,
         units=units,
         explanation=explanation,
