@@ -11,7 +11,7 @@ from kbq.errors import QueryError
 from kbq.lang import ast, terms
 from kbq.lang.catalog import Term
 from kbq.lang.context import Context
-from kbq.lang.evaluate import Accelerator, calibrated, evaluate, verdict
+from kbq.lang.evaluate import Accelerator, calibrated, evaluate, speed, verdict
 from kbq.lang.evaluate.memory import LinesError, Memory, memory
 from kbq.lang.evaluate.split import Footprint, floor_gb, per_gpu_gb, per_gpu_lines
 from kbq.lang.evaluate.support import support
@@ -261,7 +261,7 @@ def _memory_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:
         ev = evaluate(est.footprint, _accelerator(gpu), count, usable_share=usable_share)
         need = ev.per_gpu_gb if ev.per_gpu_gb is not None else total
         word = ev.verdict
-        supported = support(ctx, gpu.iri, est.compute) if asked.precision is not None else None
+        supported = support(ctx, gpu.iri, est.compute) if est.scenario.gate is not None else None
         if supported is not None and not supported.supported:
             word = "cannot run"
             explanation.insert(
@@ -321,7 +321,7 @@ def _how_many_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:
         raise ctx.error("that GPU has no sourced memory size", None)
     notes: list[str] = []
     if est.scenario.weights_iri and gpu.iri:
-        supported = support(ctx, gpu.iri, est.compute) if asked.precision is not None else None
+        supported = support(ctx, gpu.iri, est.compute) if est.scenario.gate is not None else None
         if supported is not None and not supported.supported:
             raise ctx.error(f"{gpu.label} {supported.path}: it cannot run {est.format.label} ({supported.requirement})", None)
         if supported is not None:
@@ -379,19 +379,19 @@ def _accelerator(gpu: facts.Gpu) -> Accelerator:
     )
 
 
-def _rate(gpu: facts.Gpu, est: Estimate, ctx: Context, compute: str | None = None) -> tuple[float, str]:
-    """The dense rate of the compute precision (tensor FP16 for weight-only formats), or of `compute`
-    (a published run's own precision); a card without tensor cores (a tensor rate of 0) runs on its
-    vector (FP32) units."""
+def compute_key(ctx: Context, est: Estimate, compute: str | None = None) -> str | None:
+    """The query key of the dense rate at the scenario's compute precision (kbq:ratePrecision), or at
+    `compute` (a published run's own precision)."""
     wanted = compute or est.compute.iri
-    compute_key = next((k for k in ctx.cat.gpu_keys() if k.precision == wanted), None)
-    if compute_key is not None and gpu.rates.get(compute_key.key):
-        return gpu.rates[compute_key.key], compute_key.key
-    if gpu.rates.get("tensor"):
-        return gpu.rates["tensor"], "tensor (FP16/BF16 dense, FP32 accumulate)"
-    if gpu.rates.get("fp32"):
-        return gpu.rates["fp32"], "fp32 vector rate (no tensor cores)"
-    raise QueryError(f"{gpu.label} has no sourced throughput figure")
+    return next((k.key for k in ctx.cat.gpu_keys() if k.precision == wanted), None)
+
+
+def _rate(gpu: facts.Gpu, est: Estimate, ctx: Context, compute: str | None = None) -> tuple[float, str]:
+    """The dense rate of the compute precision (tensor FP16 for weight-only formats)."""
+    found = speed.dense_rate(gpu.rates, compute_key(ctx, est, compute))
+    if found is None:
+        raise QueryError(f"{gpu.label} has no sourced throughput figure")
+    return found
 
 
 def _situation(gpu: facts.Gpu, est: Estimate, backend: Term | None) -> calibrated.Situation:
@@ -451,12 +451,10 @@ def _speed_plan(ctx, asked, est, consts, explanation) -> Plan:
     rows: list[list[object]] = []
     if count > 1:
         # layers split over the GPUs (llama.cpp's default): each token passes the GPUs in turn, each reading its share
-        layered = formulas.decode_speed(
+        layered, _one = speed.decode(
             weight_bytes=est.weight_bytes_active, kv_bytes_per_seq=est.kv_bytes_per_seq, batch=batch,
             bandwidth_gbps=gpu.bandwidth, gpus=1, efficiency=value, efficiency_text=eff_text,
-            compute_bound=formulas.prefill_speed(
-                active_params=est.model.active or 0.0, tflops=rate, gpus=1, mfu=mfu_value, rate_name=rate_name
-            ),
+            active_params=est.model.active or 0.0, rate=(rate, rate_name), mfu=mfu_value,
         )  # fmt: skip
         layer_text = f"layers split over {count} GPUs, read one GPU after another: one GPU's rate ({layered.formula})"
         if calibrated.splits_layers(ctx, backend):
