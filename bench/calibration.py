@@ -32,6 +32,7 @@ class Row:
     held_out: bool
     source: str
     note: str = ""
+    quantity: str = ""  # the answer's row the estimate is read from
 
     @property
     def ratio(self) -> float | None:
@@ -115,7 +116,8 @@ def point_rows(kb: KnowledgeBase) -> list[Row]:
         " kbq:calibrationQuestion ?q ; kbq:answerQuantity ?qty ; kbq:heldOut ?h ."
         " OPTIONAL { ?c rdfs:label ?cl } OPTIONAL { ?c kbq:publishedValue ?v ; kbq:publishedUnit ?u }"
         " OPTIONAL { ?c kbq:measurement ?m . OPTIONAL { ?m rdfs:label ?ml } }"
-        " OPTIONAL { ?c dcterms:source ?src } BIND(COALESCE(?cl, ?ml) AS ?l) } ORDER BY ?c",
+        " OPTIONAL { ?c dcterms:source ?src } BIND(COALESCE(?cl, ?ml) AS ?l)"
+        " FILTER NOT EXISTS { ?c kbq:largestBatchIn ?gib } } ORDER BY ?c",
     ):
         if meas is not None and value is None:
             got = _rows(
@@ -142,8 +144,41 @@ def point_rows(kb: KnowledgeBase) -> list[Row]:
                 str(held).lower() in ("true", "1"),
                 str(source or ""),
                 note,
+                str(quantity),
             )
         )
+    return out
+
+
+def largest_batch(kb: KnowledgeBase, question: str, capacity_gb: float, high: int = 4096) -> tuple[int, str]:
+    """The largest batch whose estimated 'total' fits `capacity_gb` (question has a '{b}' for the batch)."""
+    low, note = 0, ""
+    while low < high:
+        mid = (low + high + 1) // 2
+        total, note = answer_value(kb, question.format(b=mid), "total")
+        if total is not None and total <= capacity_gb:
+            low = mid
+        else:
+            high = mid - 1
+    return low, note
+
+
+def batch_rows(kb: KnowledgeBase) -> list[Row]:
+    """Points whose published value is the largest batch that ran in N GiB (kbq:largestBatchIn)."""
+    gib = _unit_factors(kb).get("GiB", 1.0)
+    out = []
+    for _c, kind, label, question, value, capacity, held, source in _rows(
+        kb,
+        "SELECT ?c ?k ?l ?q ?v ?gib ?h ?src WHERE { ?c a kbq:CalibrationPoint ; kbq:calibrationKind ?k ; rdfs:label ?l ;"
+        " kbq:calibrationQuestion ?q ; kbq:publishedValue ?v ; kbq:largestBatchIn ?gib ; kbq:heldOut ?h ;"
+        " dcterms:source ?src } ORDER BY ?c",
+    ):
+        batch, note = largest_batch(kb, str(question), float(capacity) * gib)  # type: ignore[arg-type]
+        out.append(
+            Row(str(kind).rsplit("/", 1)[-1], str(label), str(question).format(b="B"), float(value), "batch",  # type: ignore[arg-type]
+                float(batch) if batch else None, str(held).lower() in ("true", "1"), str(source), note if not batch else "",
+                "total")
+        )  # fmt: skip
     return out
 
 
@@ -173,14 +208,7 @@ def bert_rows(kb: KnowledgeBase) -> list[Row]:
             continue
         seq = int(str(scenario).split()[1].rstrip(","))
         question = f"memory for {model} training at fp32 with {seq} context batch {{b}} using tensorflow"
-        low, high = 0, 512  # the largest batch whose total fits: binary search on kbq's answer
-        while low < high:
-            mid = (low + high + 1) // 2
-            total, _note = answer_value(kb, question.format(b=mid), "total")
-            if total is not None and total <= capacity:
-                low = mid
-            else:
-                high = mid - 1
+        low, _note = largest_batch(kb, question, capacity, 512)
         out.append(
             Row("CalFineTuneMemory", f"{model} fine-tuning, seq {seq}: largest batch in 12 GiB", question.format(b="B"),
                 float(published), "batch", float(low), str(held).lower() in ("true", "1"),
@@ -290,7 +318,7 @@ def training_rows(kb: KnowledgeBase) -> list[Row]:
 
 
 def rows(kb: KnowledgeBase) -> list[Row]:
-    return point_rows(kb) + kv_budget_rows(kb) + bert_rows(kb) + serving_rows(kb) + training_rows(kb)
+    return point_rows(kb) + batch_rows(kb) + kv_budget_rows(kb) + bert_rows(kb) + serving_rows(kb) + training_rows(kb)
 
 
 @dataclass

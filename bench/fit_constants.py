@@ -23,7 +23,7 @@ from calibration import point_rows, training_rows
 from kbq import KnowledgeBase
 
 SETTING = {"CalDecode": ("decode", "mbu 100%", "efficiency"), "CalPrefill": ("prefill", "mfu 100%", "MFU"),
-           "CalTraining": ("GPU-hours", "mfu 100%", "MFU")}  # fmt: skip
+           "CalTraining": ("GPU-hours", "mfu 100%", "MFU"), "CalImageSpeed": ("", "mfu 100%", "efficiency")}  # fmt: skip
 
 
 def formula_of(kb: KnowledgeBase, question: str, quantity: str) -> tuple[float, str] | None:
@@ -44,6 +44,7 @@ def main() -> None:
         if r.kind not in SETTING:
             continue
         quantity, full, word = SETTING[r.kind]
+        quantity = quantity or r.quantity
         normal = formula_of(kb, r.question, quantity)
         roof = formula_of(kb, f"{r.question} with {full}", quantity)
         if normal is None or roof is None or not roof[0]:

@@ -210,6 +210,9 @@ MODEL_PROPERTIES = {
     "experts": "numExperts",
     "experts_per_token": "expertsPerToken",
     "tied_embeddings": "tiedEmbeddings",
+    "forward_gflops": "forwardGflops",
+    "forward_counts_macs": "forwardCountsMultiplyAdds",
+    "activations_m": "forwardActivations",
 }
 
 # kb: individuals the code names

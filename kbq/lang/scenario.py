@@ -20,6 +20,7 @@ from typing import NamedTuple
 from kbq.lang import terms
 from kbq.lang.catalog import Term
 from kbq.lang.context import Context
+from kbq.lang.evaluate import calibrated
 from kbq.lang.evaluate.hardware import Accelerator
 from kbq.lang.workload import facts
 from kbq.lang.workload.formulas import Facts, Format
@@ -267,8 +268,8 @@ def resolve(
     if batch is None:
         d = named.get("batch")
         batch = int(d.value) if d and d.value else 1
-        if sequence:
-            assumed.append(Assumption(f"batch {batch}" + (f" ({d.reason})" if d else "")))
+        if sequence or (process.training and model.activations_m):
+            assumed.append(Assumption(f"batch {batch}" + (f" ({d.reason})" if d else "") + "; set 'with batch 256'"))
 
     # --- KV cache: inference of a model that decodes
     kv: Format | None = None
@@ -309,6 +310,11 @@ def resolve(
     backend_iri = backend.iri if isinstance(backend, Term) else None
     stack = facts.stack(ctx, backend_iri) if backend_iri and process.training else None
     activation = facts.activation_model(ctx, recompute, process.iri, backend_iri) if process.training else None
+    if process.training and model.activations_m:  # an image model: activations from its fvcore count
+        kept = calibrated.choose(ctx, "image_activation_kept", calibrated.Situation(model=model_term.iri))
+        if kept is not None:
+            consts = dict(consts)
+            consts["image_activation_kept"] = facts.Constant(kept.value, kept.describe(), kept.source)
     if stack is not None:  # the backend's loss and reserve replace the general constants
         consts = dict(consts)
         if stack.logit_bytes is not None:

@@ -28,6 +28,7 @@ class Situation(NamedTuple):
     bits: float | None = None  # the weights' bits per weight
     compute: str | None = None  # the compute precision's IRI
     params: float | None = None  # active parameters
+    model: str | None = None  # the model's IRI (kbq:forModelClass: its classes, itself and what it is a variant of)
 
 
 class Chosen(NamedTuple):
@@ -53,20 +54,30 @@ def _gpu_facts(ctx: Context, gpu: str | None) -> tuple[str | None, str | None]:
     return (str(mem_type) if mem_type else None), (str(arch) if arch else None)
 
 
+def _families(ctx: Context, model: str | None) -> set[str]:
+    """The model, what it is a variant of and its classes (kbq:CNN ...): what kbq:forModelClass names."""
+    if model is None:
+        return set()
+    rows = ctx.rows(f"SELECT ?f WHERE {{ {{ {terms.iri(model)} kbq:variantOf* ?f }} UNION {{ {terms.iri(model)} a ?f }} }}")
+    return {str(f) for (f,) in rows} | {model}
+
+
 def choose(ctx: Context, name: str, s: Situation) -> Chosen | None:
     """The most specific calibrated constant `name` for situation `s`, else the general constant."""
     rows = ctx.rows(
-        "SELECT ?c ?v ?label ?fit ?backend ?mem ?tensor ?minb ?maxb ?compute ?minp ?maxp ?arch WHERE {"
+        "SELECT ?c ?v ?label ?fit ?backend ?mem ?tensor ?minb ?maxb ?compute ?minp ?maxp ?arch ?fam WHERE {"
         f" ?c a kbq:CalibratedConstant ; kbq:constantName {terms.string(name)} ; kbq:value ?v ; rdfs:label ?label ."
         " OPTIONAL { ?c kbq:fittedOn ?fit } OPTIONAL { ?c kbq:forBackend ?backend } OPTIONAL { ?c kbq:forMemoryType ?mem }"
         " OPTIONAL { ?c kbq:forTensorCores ?tensor } OPTIONAL { ?c kbq:forMinBits ?minb } OPTIONAL { ?c kbq:forMaxBits ?maxb }"
         " OPTIONAL { ?c kbq:forComputePrecision ?compute } OPTIONAL { ?c kbq:forMinParams ?minp }"
-        " OPTIONAL { ?c kbq:forMaxParams ?maxp } OPTIONAL { ?c kbq:forArchitecture ?arch } } ORDER BY ?c"
+        " OPTIONAL { ?c kbq:forMaxParams ?maxp } OPTIONAL { ?c kbq:forArchitecture ?arch }"
+        " OPTIONAL { ?c kbq:forModelClass ?fam } } ORDER BY ?c"
     )
     mem_type, arch = _gpu_facts(ctx, s.gpu)
+    families = _families(ctx, s.model) if any(row[-1] is not None for row in rows) else set()
     best_score, best = -1, None
     for row in rows:
-        c, v, label, fit, backend, mem, tensor, minb, maxb, compute, minp, maxp, garch = row
+        c, v, label, fit, backend, mem, tensor, minb, maxb, compute, minp, maxp, garch, fam = row
         checks = [
             backend is None or str(backend) == s.backend,
             mem is None or (mem_type is not None and mem_type.upper().startswith(str(mem).upper())),
@@ -77,10 +88,11 @@ def choose(ctx: Context, name: str, s: Situation) -> Chosen | None:
             minp is None or (s.params is not None and s.params >= float(minp)),
             maxp is None or (s.params is not None and s.params < float(maxp)),
             garch is None or str(garch) == arch,
+            fam is None or str(fam) in families,
         ]
         if not all(checks):
             continue
-        score = sum(x is not None for x in (backend, mem, tensor, minb, maxb, compute, minp, maxp, garch))
+        score = sum(x is not None for x in (backend, mem, tensor, minb, maxb, compute, minp, maxp, garch, fam))
         if score > best_score:
             best_score, best = score, row
     if best is not None:

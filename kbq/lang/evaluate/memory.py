@@ -74,6 +74,15 @@ def memory(s: Scenario) -> Memory:
                 model, context=context, batch=batch, linear=a.linear * scale, quadratic=a.quadratic * scale,
                 model=a.label + (" at 32 bits" if full_precision else ""), source=a.source, per_layer=a.per_layer,
             )  # fmt: skip
+        kept = s.constants.get("image_activation_kept")
+        if act is None and model.activations_m and kept is not None:
+            act_bytes = 4.0 if full_precision else 2.0  # 16-bit activations under mixed precision, 32-bit in FP32 training
+            act = Line(
+                "activations", model.activations_m * 1e6 * kept.value * act_bytes * batch / GB,
+                f"{model.activations_m:g}M activations per image (fvcore count) x {kept.value:g} kept for the backward pass"
+                f" ({kept.label}) x {act_bytes:g} B x batch {batch}",
+                kept.source,
+            )  # fmt: skip
         if act is not None:
             lines.append(act)
         else:

@@ -13,7 +13,7 @@ from kbq.lang.contract import MODEL_PROPERTIES
 from kbq.lang.workload.formulas import Facts, Format
 
 _MODEL_PROPS = MODEL_PROPERTIES
-_FLOATS = {"params", "active_params"}
+_FLOATS = {"params", "active_params", "forward_gflops", "activations_m"}
 
 
 def model(ctx: Context, term: Term) -> Facts:
@@ -30,7 +30,7 @@ def model(ctx: Context, term: Term) -> Facts:
             continue
         if name == "attention":
             kwargs[name] = str(value)
-        elif name == "tied_embeddings":
+        elif name in ("tied_embeddings", "forward_counts_macs"):
             kwargs[name] = str(value).lower() in ("true", "1")
         elif name in _FLOATS:
             kwargs[name] = float(value)

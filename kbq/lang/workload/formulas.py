@@ -52,7 +52,17 @@ class Facts(NamedTuple):
     experts: int | None = None
     experts_per_token: int | None = None
     tied_embeddings: bool | None = None  # one matrix serves as input embedding and output head
+    forward_gflops: float | None = None  # one sample's forward pass as its source counts it (kbq:forwardGflops)
+    forward_counts_macs: bool | None = None  # the source counts a multiply-add once (FLOPs = 2 x the figure)
+    activations_m: float | None = None  # millions of activation elements one sample's forward pass writes (fvcore)
     sources: tuple[str, ...] = ()
+
+    @property
+    def forward_flops(self) -> float | None:
+        """FLOPs of one sample's forward pass, a multiply-add counted as two."""
+        if self.forward_gflops is None:
+            return None
+        return self.forward_gflops * 1e9 * (2.0 if self.forward_counts_macs else 1.0)
 
     @property
     def dim(self) -> int | None:

@@ -11,7 +11,7 @@ from kbq.errors import QueryError
 from kbq.lang import ast, terms
 from kbq.lang.catalog import Term
 from kbq.lang.context import Context
-from kbq.lang.evaluate import Accelerator, calibrated, evaluate, speed, verdict
+from kbq.lang.evaluate import Accelerator, calibrated, evaluate, images, speed, verdict
 from kbq.lang.evaluate.memory import LinesError, Memory, memory
 from kbq.lang.evaluate.split import Footprint, floor_gb, per_gpu_gb, per_gpu_lines
 from kbq.lang.evaluate.support import support
@@ -398,6 +398,7 @@ def _situation(gpu: facts.Gpu, est: Estimate, backend: Term | None) -> calibrate
     return calibrated.Situation(
         backend=backend.iri if backend else None, gpu=gpu.iri, tensor=bool(gpu.rates.get("tensor")),
         bits=est.format.bits_per_weight, compute=est.compute.iri, params=est.model.active or est.model.params,
+        model=est.scenario.model_iri,
     )  # fmt: skip
 
 
@@ -426,7 +427,63 @@ def _token_model(ctx: Context, est: Estimate, what: str, *, generates: bool) -> 
         )
 
 
+def _image_speed_plan(ctx, asked, est, explanation) -> Plan:
+    """Images/s for a model with a sourced forward cost and activation count (a CNN, a ViT): the two-term
+    estimate of kbq.lang.evaluate.images with its calibrated constants; without them kbq says it cannot."""
+    gpu, count = _hardware(ctx, asked.hardware, "speed of ... on WHAT? e.g. 'on 8 x a100 sxm4 80gb'", explanation)
+    assert gpu is not None
+    training = est.process.training
+    what = "training" if training else "inference"
+    sit = _situation(gpu, est, _backend(asked))
+    names = ["image_compute_efficiency", "image_activation_passes"] + (["image_training_factor"] if training else [])
+    chosen = {n: calibrated.choose(ctx, n, sit) for n in names}
+    missing = [n for n, c in chosen.items() if c is None]
+    if missing or not est.model.activations_m or gpu.bandwidth is None:
+        why = (
+            f"no sourced activation count (kbq:forwardActivations) for {est.model.label}" if not est.model.activations_m
+            else "no sourced memory bandwidth for " + gpu.label if gpu.bandwidth is None
+            else "no calibrated " + ", ".join(missing) + f" for {est.model.label}'s class"
+        )  # fmt: skip
+        raise ctx.error(f"kbq cannot estimate the {what} speed of {est.model.label} in images/s: {why}", None)
+    rate, rate_name = _rate(gpu, est, ctx)
+    eta, passes = chosen["image_compute_efficiency"], chosen["image_activation_passes"]
+    factor = chosen.get("image_training_factor")
+    act_bytes = facts.number_format(ctx, est.compute).bits_per_weight / 8
+    flops = est.model.forward_flops or 0.0
+    result = images.images_per_second(
+        forward_flops=flops, activations=est.model.activations_m * 1e6, activation_bytes=act_bytes, training=training,
+        tflops=rate, rate_name=rate_name, bandwidth_gbps=gpu.bandwidth, gpus=count, eta=eta.value,  # type: ignore[union-attr]
+        passes=passes.value, factor=factor.value if factor else 1.0,  # type: ignore[union-attr]
+        constants="; ".join(c.describe() for c in chosen.values() if c is not None),
+    )  # fmt: skip
+    speed_ = result.speed
+    sources = "; ".join(dict.fromkeys(c.source for c in chosen.values() if c is not None))
+    counted = "multiply-adds x 2" if est.model.forward_counts_macs else "FLOPs as the source counts them"
+    bound = "memory traffic" if result.traffic_s * passes.value > result.compute_s / eta.value else "arithmetic"  # type: ignore[union-attr]
+    rows: list[list[object]] = [
+        [speed_.name, round(speed_.value, 1), speed_.unit, speed_.formula, sources],
+        ["per GPU", round(speed_.value / count, 1), "images/s", f"{speed_.name} / {count}", ""],
+        ["forward arithmetic at the full rate", round(result.compute_s * 1e6, 4), "us per image",
+         f"{flops / 1e9:,.2f} GFLOPs ({counted}) / {rate:g} TFLOPS", ""],
+        ["one pass over the activations", round(result.traffic_s * 1e6, 4), "us per image",
+         f"{est.model.activations_m:g}M activations (fvcore count) x {act_bytes:g} B ({est.compute.label}) / {gpu.bandwidth:g} GB/s",
+         ""],
+    ]  # fmt: skip
+    explanation.insert(
+        0,
+        f"estimate (not a measurement) on {count} x {gpu.label}: {speed_.value:,.0f} images/s ({what}, {est.compute.label}"
+        f" compute; mostly bound by {bound})",
+    )
+    explanation.append(
+        "images/s, not tokens/s: the model reads images; a large batch is assumed (the constants were fitted at batches"
+        " of 192-1,024 images); data loading, augmentation and multi-GPU communication are not counted"
+    )
+    return Plan("speed", "", ["quantity", "value", "unit", "formula", "source"], explanation=explanation, extra={"rows": rows})
+
+
 def _speed_plan(ctx, asked, est, consts, explanation) -> Plan:
+    if not est.scenario.generates_tokens and est.model.forward_gflops:
+        return _image_speed_plan(ctx, asked, est, explanation)
     _token_model(ctx, est, "speed", generates=True)
     gpu, count = _hardware(ctx, asked.hardware, "speed of ... on WHAT? e.g. 'on 2 x rtx 4090'", explanation)
     if gpu is None or gpu.bandwidth is None:
