@@ -245,6 +245,9 @@ def resolve(
     # --- sequence length and batch: only where a line uses them (a KV cache, training activations)
     sequence = model.layers is not None and (model.heads is not None or model.kv_lora_rank is not None)
     sequence = sequence and (process.training or not encoder_only)
+    # a model that reads images and has the image figures (a ViT: forward cost and activation count) is sized per
+    # image, not as a token sequence (kbq.lang.evaluate.images and the image activation line)
+    sequence = sequence and not (model.activations_m and model.forward_gflops)
     context: int | None = _int(settings, "context")
     column = settings.get("_column_context")
     if context is not None and model.max_context and context > model.max_context:
