@@ -213,6 +213,7 @@ MODEL_PROPERTIES = {
     "forward_gflops": "forwardGflops",
     "forward_counts_macs": "forwardCountsMultiplyAdds",
     "activations_m": "forwardActivations",
+    "activation_gb_image": "trainingActivationGbPerImage",
 }
 
 # kb: individuals the code names

@@ -271,7 +271,7 @@ def resolve(
     if batch is None:
         d = named.get("batch")
         batch = int(d.value) if d and d.value else 1
-        if sequence or (process.training and model.activations_m):
+        if sequence or (process.training and (model.activations_m or model.activation_gb_image)):
             assumed.append(Assumption(f"batch {batch}" + (f" ({d.reason})" if d else "") + "; set 'with batch 256'"))
 
     # --- KV cache: inference of a model that decodes
@@ -318,6 +318,16 @@ def resolve(
         if kept is not None:
             consts = dict(consts)
             consts["image_activation_kept"] = facts.Constant(kept.value, kept.describe(), kept.source)
+    if process.training and model.activation_gb_image:  # a measured per-image figure, with its own citation
+        cited = ctx.rows(
+            f"SELECT ?s WHERE {{ {terms.iri(model_term.iri)} kbq:citation ?c . ?c kbq:forProperty kbq:trainingActivationGbPerImage ;"
+            " dcterms:source ?s }"
+        )
+        consts = dict(consts)
+        consts["image_activation_gb"] = facts.Constant(
+            model.activation_gb_image, "measured training activations per image",
+            "; ".join(ctx.cat.label(str(c)) for (c,) in cited) or "; ".join(model.sources),
+        )
     if stack is not None:  # the backend's loss and reserve replace the general constants
         consts = dict(consts)
         if stack.logit_bytes is not None:

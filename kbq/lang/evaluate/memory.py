@@ -83,6 +83,14 @@ def memory(s: Scenario) -> Memory:
                 f" ({kept.label}) x {act_bytes:g} B x batch {batch}",
                 kept.source,
             )  # fmt: skip
+        measured = s.constants.get("image_activation_gb")
+        if act is None and measured is not None and not full_precision:
+            act = Line(
+                "activations", measured.value * batch,
+                f"{measured.value:g} GB per image ({measured.label}, mixed precision, at {model.label}'s published"
+                f" resolution) x batch {batch}",
+                measured.source,
+            )  # fmt: skip
         if act is not None:
             lines.append(act)
         else:

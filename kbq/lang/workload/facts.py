@@ -13,7 +13,7 @@ from kbq.lang.contract import MODEL_PROPERTIES
 from kbq.lang.workload.formulas import Facts, Format
 
 _MODEL_PROPS = MODEL_PROPERTIES
-_FLOATS = {"params", "active_params", "forward_gflops", "activations_m"}
+_FLOATS = {"params", "active_params", "forward_gflops", "activations_m", "activation_gb_image"}
 
 
 def model(ctx: Context, term: Term) -> Facts:

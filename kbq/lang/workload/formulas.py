@@ -55,6 +55,7 @@ class Facts(NamedTuple):
     forward_gflops: float | None = None  # one sample's forward pass as its source counts it (kbq:forwardGflops)
     forward_counts_macs: bool | None = None  # the source counts a multiply-add once (FLOPs = 2 x the figure)
     activations_m: float | None = None  # millions of activation elements one sample's forward pass writes (fvcore)
+    activation_gb_image: float | None = None  # measured training activations per image (GB, mixed precision)
     sources: tuple[str, ...] = ()
 
     @property
