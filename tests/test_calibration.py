@@ -24,7 +24,7 @@ def test_every_kind_stays_at_or_above_its_recorded_floor(calibration) -> None:  
     all_kinds, table = calibration
     assert set(all_kinds) == {
         "CalMemory", "CalDecode", "CalPrefill", "CalFineTuneMemory", "CalServing", "CalTraining", "CalImageSpeed",
-        "CalImageTrainMemory",
+        "CalImageTrainMemory", "CalImageTrainTime",
     }  # fmt: skip
     per_kind = summary(table, all_kinds)
     low = {

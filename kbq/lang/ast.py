@@ -94,9 +94,9 @@ class Where(NamedTuple):
 
 
 class Loose(NamedTuple):
-    """A `with`, `on`/`in`, `at` or `under` clause: its keyword and the words after it."""
+    """A `with`, `on`/`in`, `at`, `under` or (in a training time) `for` clause: its keyword and the words after it."""
 
-    keyword: str  # with | on | in | at | under
+    keyword: str  # with | on | in | at | under | for
     words: Phrase
     column: int
 

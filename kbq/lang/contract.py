@@ -13,6 +13,9 @@ KB = "https://kbq.dev/kb/"
 # kbq: terms the code reads (SPARQL it writes, IRIs it compares)
 TERMS = frozenset(
     (
+        "Dataset",  # issue17b: image models' speed, training memory and epochs on a dataset
+        "trainingExamples",
+        "forModelClass",
         "Backend",  # issue17: calibrated constants, backends, capacity questions, training stacks
         "extraBytesPerParameter",
         "flopsPerParameterToken",
@@ -240,7 +243,9 @@ SETTINGS = frozenset(
         "batch",
         "chunked_loss",
         "context",
+        "dataset",
         "duty",
+        "epochs",
         "electricity",
         "fsdp",
         "input_tokens",
@@ -272,6 +277,10 @@ CONSTANTS = frozenset(
         "cuda_context_gb",
         "decode_mfu",
         "gpu_memory_factor",
+        "image_activation_kept",
+        "image_activation_passes",
+        "image_compute_efficiency",
+        "image_training_factor",
         "logit_bytes",
         "mfu",
         "prefill_mfu",

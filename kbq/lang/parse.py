@@ -128,7 +128,7 @@ class _ToAst(Transformer[Token, Any]):
         keyword = {"below": "under"}.get(str(head).lower(), str(head).lower())
         return ast.Loose(keyword, _phrase(items[1:]), head.column or 1)
 
-    with_ = place = at = under = _loose
+    with_ = place = at = under = for_clause = _loose
 
     def as_of(self, items: list[Token]) -> ast.AsOf:
         return ast.AsOf(_word(items[2]))

@@ -25,6 +25,7 @@ AREA = k("ApplicationArea")
 PROCESS = k("Process")
 PRECISION = k("Precision")
 OPTIMIZER = k("Optimizer")
+DATASET = k("Dataset")
 CHASSIS_KIND = k("ChassisKind")
 CHASSIS_THRESHOLD = k("ChassisThreshold")
 GPU_FAMILY = k("GpuFamily")
@@ -324,6 +325,8 @@ class Words:
                 return [PrecisionChoice(found[0], phrase.column)]
         if clause.keyword == "with" and (optimizer := self.optimizer(phrase)) is not None:
             return [optimizer]
+        if clause.keyword in ("on", "in", "with") and (dataset := self.dataset(phrase)) is not None:
+            return [dataset]
         settings = self.settings(phrase)
         if settings is not None:
             return settings
@@ -336,6 +339,7 @@ class Words:
             "on": "a chassis (a 4-gpu workstation, dense 9-card server), hardware (2 x rtx 4090) or a year",
             "in": "a chassis (an 8-card server), hardware or a year",
             "at": "a precision or format (fp16, bf16, fp8, int4, q4_k_m) or a rate ($0.15/kwh)",
+            "for": "a setting of the training (90 epochs, 1t tokens)",
         }[clause.keyword]
         raise UnknownTermError(
             f"cannot read '{phrase.text}' after '{clause.keyword}': expected {expected}",
@@ -476,6 +480,14 @@ class Words:
         """'with 8-bit adam', 'with adafactor': an optimizer the KB names, as the optimizer setting."""
         setting = next((s for s in self.cat.settings.values() if s.name == "optimizer"), None)
         found = self.cat.candidates(phrase.text, [OPTIMIZER]) if setting is not None else []
+        if setting is None or len(found) != 1:
+            return None
+        return SettingValue(setting, None, found[0], phrase.column)
+
+    def dataset(self, phrase: ast.Phrase) -> SettingValue | None:
+        """'on imagenet', 'on coco': a dataset the KB names (its training examples), as the dataset setting."""
+        setting = next((s for s in self.cat.settings.values() if s.name == "dataset"), None)
+        found = self.cat.candidates(phrase.text, [DATASET]) if setting is not None else []
         if setting is None or len(found) != 1:
             return None
         return SettingValue(setting, None, found[0], phrase.column)

@@ -427,11 +427,10 @@ def _token_model(ctx: Context, est: Estimate, what: str, *, generates: bool) -> 
         )
 
 
-def _image_speed_plan(ctx, asked, est, explanation) -> Plan:
+def _image_speed(ctx, asked, est, gpu, count) -> tuple[formulas.Speed, list[list[object]], str]:
     """Images/s for a model with a sourced forward cost and activation count (a CNN, a ViT): the two-term
-    estimate of kbq.lang.evaluate.images with its calibrated constants; without them kbq says it cannot."""
-    gpu, count = _hardware(ctx, asked.hardware, "speed of ... on WHAT? e.g. 'on 8 x a100 sxm4 80gb'", explanation)
-    assert gpu is not None
+    estimate of kbq.lang.evaluate.images with its calibrated constants, the answer's rows and what bounds
+    it; without them kbq says plainly that it cannot estimate it."""
     training = est.process.training
     what = "training" if training else "inference"
     sit = _situation(gpu, est, _backend(asked))
@@ -469,16 +468,82 @@ def _image_speed_plan(ctx, asked, est, explanation) -> Plan:
          f"{est.model.activations_m:g}M activations (fvcore count) x {act_bytes:g} B ({est.compute.label}) / {gpu.bandwidth:g} GB/s",
          ""],
     ]  # fmt: skip
+    return speed_, rows, bound
+
+
+def _memory_assumptions_out(explanation: list[str]) -> None:
+    """Images/s reads neither the batch default nor the sharding default (they size memory): drop them."""
+    explanation[:] = [e for e in explanation if not e.startswith(("assumed: batch", "assumed: ZeRO"))]
+
+
+_IMAGE_NOTE = (
+    "images/s, not tokens/s: the model reads images; a large batch is assumed (the constants were fitted at batches"
+    " of 192-1,024 images); data loading, augmentation and multi-GPU communication are not counted"
+)
+
+
+def _image_speed_plan(ctx, asked, est, explanation) -> Plan:
+    gpu, count = _hardware(ctx, asked.hardware, "speed of ... on WHAT? e.g. 'on 8 x a100 sxm4 80gb'", explanation)
+    assert gpu is not None
+    speed_, rows, bound = _image_speed(ctx, asked, est, gpu, count)
+    _memory_assumptions_out(explanation)
+    what = "training" if est.process.training else "inference"
     explanation.insert(
         0,
         f"estimate (not a measurement) on {count} x {gpu.label}: {speed_.value:,.0f} images/s ({what}, {est.compute.label}"
         f" compute; mostly bound by {bound})",
     )
-    explanation.append(
-        "images/s, not tokens/s: the model reads images; a large batch is assumed (the constants were fitted at batches"
-        " of 192-1,024 images); data loading, augmentation and multi-GPU communication are not counted"
-    )
+    explanation.append(_IMAGE_NOTE)
     return Plan("speed", "", ["quantity", "value", "unit", "formula", "source"], explanation=explanation, extra={"rows": rows})
+
+
+def _image_time_plan(ctx, asked, est, explanation) -> Plan:
+    """'time to train resnet-50 for 90 epochs on imagenet on 8 x a100': epochs x the dataset's training
+    examples / the training images/s; MLPerf's time to train beside it where the KB has it for the model."""
+    gpu, count = _hardware(
+        ctx, asked.hardware, "time to train ... on HOW MANY of WHICH GPU? e.g. 'on 8 x a100 sxm4 80gb'", explanation
+    )
+    assert gpu is not None
+    epochs, dataset = asked.settings.get("epochs"), asked.settings.get("dataset")
+    if epochs is None or not isinstance(dataset, Term):
+        raise ctx.error(
+            f"time to train {est.model.label} counts images: name the epochs and the dataset"
+            f" (e.g. 'for 90 epochs on imagenet')", None,
+        )  # fmt: skip
+    found = ctx.rows(f"SELECT ?n WHERE {{ {terms.iri(dataset.iri)} kbq:trainingExamples ?n }} LIMIT 1")
+    if not found:
+        raise ctx.error(f"no training-split size is sourced for {dataset.label}", None)
+    examples = float(found[0][0])  # type: ignore[arg-type]
+    speed_, speed_rows, bound = _image_speed(ctx, asked, est, gpu, count)
+    _memory_assumptions_out(explanation)
+    seen = float(epochs) * examples  # type: ignore[arg-type]
+    hours = seen / speed_.value / 3600
+    rows: list[list[object]] = [
+        ["wall-clock hours", round(hours, 2), "h",
+         f"{float(epochs):g} epochs x {examples:,.0f} images ({dataset.label} training split) / {speed_.value:,.0f} images/s"
+         " / 3600", facts.source_labels(ctx, dataset.iri)],
+        ["GPU-hours", round(hours * count, 1), "GPU-h", f"wall-clock hours x {count} GPUs", ""],
+        *speed_rows,
+    ]  # fmt: skip
+    explanation.insert(
+        0,
+        f"estimate (not a measurement): {hours:,.1f} hours on {count} x {gpu.label} for {float(epochs):g} epochs of"
+        f" {dataset.label} ({est.compute.label} compute; mostly bound by {bound})",
+    )
+    explanation.append(_IMAGE_NOTE + "; evaluation passes between epochs are not counted either")
+    published = ctx.rows(
+        "SELECT ?l ?n ?accLabel WHERE { ?r kbq:suite kb:MLPerfTraining ; rdfs:label ?l ; kbq:resultValue ?v ;"
+        f" kbq:benchmarkModel {terms.iri(asked.model.iri)} ; kbq:acceleratorCount ?n ; kbq:accelerator ?acc ."
+        " ?acc rdfs:label ?accLabel } ORDER BY ?v"
+    )
+    for label, n, acc in published:
+        explanation.append(f"published: {label} ({int(n)} x {acc})")  # type: ignore[call-overload]
+    if published:
+        explanation.append(
+            "MLPerf Training times a run to a target accuracy, not a fixed number of epochs (and allows other optimizers"
+            " and schedules), so its minutes do not measure the run asked about"
+        )
+    return Plan("time", "", ["quantity", "value", "unit", "formula", "source"], explanation=explanation, extra={"rows": rows})
 
 
 def _speed_plan(ctx, asked, est, consts, explanation) -> Plan:
@@ -656,6 +721,8 @@ def _measured(ctx, asked, est, gpu, count, decode, roof, prefill, consts, explan
 
 
 def _time_plan(ctx, asked, est, consts, explanation) -> Plan:
+    if not est.scenario.generates_tokens and est.model.forward_gflops:
+        return _image_time_plan(ctx, asked, est, explanation)
     _token_model(ctx, est, "training time", generates=False)
     gpu, count = _hardware(
         ctx, asked.hardware, "time to train ... with HOW MANY of WHICH GPU? e.g. 'with 64 x h100 sxm5'", explanation
