@@ -13,6 +13,8 @@ KB = "https://kbq.dev/kb/"
 # kbq: terms the code reads (SPARQL it writes, IRIs it compares)
 TERMS = frozenset(
     (
+        "headBits",
+        "variableBits",
         "Dataset",  # issue17b: image models' speed, training memory and epochs on a dataset
         "trainingExamples",
         "forModelClass",
@@ -241,6 +243,7 @@ SETTINGS = frozenset(
     (
         "bandwidth_efficiency",
         "batch",
+        "bits_per_weight",
         "chunked_loss",
         "context",
         "dataset",

@@ -234,7 +234,14 @@ def resolve(
         iri = d.term if d and d.term else FP16
         fmt_term = Term(iri, ctx.cat.label(iri), frozenset())
         assumed.append(Assumption(f"weights in {fmt_term.label}: no precision named" + (f" ({d.reason})" if d else "")))
-    fmt = facts.number_format(ctx, fmt_term)
+    bpw = settings.get("bits_per_weight")
+    if bpw is not None and precision is None and process.base is None:  # 'at 4.65 bpw': the format that takes any
+        rows = ctx.rows("SELECT ?f ?l WHERE { ?f kbq:variableBits true ; rdfs:label ?l } ORDER BY ?f LIMIT 1")
+        if rows:
+            fmt_term = gate = Term(str(rows[0][0]), str(rows[0][1]), frozenset())
+            assumed[:] = [a for a in assumed if not a.text.startswith("weights in")]
+            assumed.append(Assumption(f"weights in {fmt_term.label}: the format that stores any bits per weight"))
+    fmt = facts.number_format(ctx, fmt_term, float(bpw) if bpw is not None else None)  # type: ignore[arg-type]
     compute = facts.compute_precision(ctx, fmt_term)
     if process.training and process.all_weights and compute.iri != fmt_term.iri:
         raise ctx.error(
@@ -272,7 +279,9 @@ def resolve(
         d = named.get("batch")
         batch = int(d.value) if d and d.value else 1
         if sequence or (process.training and (model.activations_m or model.activation_gb_image)):
-            assumed.append(Assumption(f"batch {batch}" + (f" ({d.reason})" if d else "") + "; set 'with batch 256'"))
+            assumed.append(
+                Assumption(f"batch {batch}" + (f" ({d.reason})" if d else "") + ("" if sequence else "; set 'with batch 256'"))
+            )
 
     # --- KV cache: inference of a model that decodes
     kv: Format | None = None

@@ -323,6 +323,11 @@ class Words:
             found = self.cat.candidates(phrase.text, [PRECISION])
             if len(found) == 1:
                 return [PrecisionChoice(found[0], phrase.column)]
+            for k in range(len(words) - 1, 0, -1):  # 'at exl2 4.65bpw': a format, then its settings
+                head = self.cat.candidates(ast.Phrase(words[:k]).text, [PRECISION])
+                rest = self.settings(ast.Phrase(words[k:])) if len(head) == 1 else None
+                if rest is not None:
+                    return [PrecisionChoice(head[0], phrase.column), *rest]
         if clause.keyword == "with" and (optimizer := self.optimizer(phrase)) is not None:
             return [optimizer]
         if clause.keyword in ("on", "in", "with") and (dataset := self.dataset(phrase)) is not None:
@@ -494,8 +499,8 @@ class Words:
 
     def settings(self, phrase: ast.Phrase) -> list[Item] | None:
         """'128k context batch 4', 'a 1600 w psu', 'mfu 40%', 'zero 3 offload', 'fp8 kv cache',
-        '1t tokens': setting labels, each with the number next to it."""
-        words = phrase.words
+        '1t tokens', '4.65bpw': setting labels, each with the number next to it."""
+        words = _unglued(phrase.words, self.cat.settings)
         spans: list[tuple[int, int, Setting]] = []
         i = 0
         while i < len(words):
@@ -569,3 +574,15 @@ def _unit_part(text: str) -> str:
 def _pick(found: list[Term], classes: tuple[str, ...]) -> Term | None:
     picked = [t for t in found if t.types & set(classes)]
     return picked[0] if len(picked) == 1 else (picked[0] if picked and all(p.iri == picked[0].iri for p in picked) else None)
+
+
+def _unglued(words: tuple[ast.Word, ...], settings: dict[str, Setting]) -> tuple[ast.Word, ...]:
+    """'4.65bpw' -> '4.65' 'bpw' when the letters are a setting's name (a unit like '128k' stays whole)."""
+    out: list[ast.Word] = []
+    for w in words:
+        m = re.fullmatch(r"(\d+(?:\.\d+)?)([a-z][a-z/]*)", w.text.lower())
+        if m and normalise(m.group(2)) in settings:
+            out += [ast.Word(m.group(1), w.column, "number"), ast.Word(m.group(2), w.column + len(m.group(1)))]
+        else:
+            out.append(w)
+    return tuple(out)

@@ -44,19 +44,27 @@ def source_labels(ctx: Context, subject: str) -> str:
     return "; ".join(ctx.cat.label(s) for (s,) in rows)
 
 
-def number_format(ctx: Context, term: Term) -> Format:
+def number_format(ctx: Context, term: Term, bits: float | None = None) -> Format:
+    """The storage of a number format; `bits` sets the bits per weight of a format that takes any
+    (kbq:variableBits: EXL2's 'at exl2 4.65bpw')."""
     rows = ctx.rows(
-        f"""SELECT ?bits ?bytes ?group ?overhead ?embed WHERE {{
+        f"""SELECT ?bits ?bytes ?group ?overhead ?embed ?head ?variable WHERE {{
   BIND({terms.iri(term.iri)} AS ?f)
   OPTIONAL {{ ?f kbq:bitsPerWeight ?bits }} OPTIONAL {{ ?f kbq:bytesPerValue ?bytes }}
   OPTIONAL {{ ?f kbq:groupSize ?group }} OPTIONAL {{ ?f kbq:groupOverheadBits ?overhead }}
-  OPTIONAL {{ ?f kbq:embeddingBits ?embed }}
+  OPTIONAL {{ ?f kbq:embeddingBits ?embed }} OPTIONAL {{ ?f kbq:headBits ?head }} OPTIONAL {{ ?f kbq:variableBits ?variable }}
 }} LIMIT 1"""
     )
-    bits, per_byte, group, overhead, embed = rows[0] if rows else (None, None, None, None, None)
-    if bits is None and per_byte is None:
+    found, per_byte, group, overhead, embed, head, variable = rows[0] if rows else (None,) * 7
+    if bits is not None and variable is not True:
+        raise ctx.error(f"{term.label} has a fixed size: bits per weight apply to a format that takes any (EXL2)", None)
+    if variable is True and bits is None:
+        raise ctx.error(f"{term.label} takes its bits per weight from the question: e.g. 'at {term.label.lower()} 4.65bpw'", None)
+    if bits is not None:
+        found = bits
+    if found is None and per_byte is None:
         raise ctx.error(f"{term.label} has no sourced storage size (bits per weight) in the KB", None)
-    value = float(bits) if bits is not None else float(per_byte) * 8  # type: ignore[arg-type]
+    value = float(found) if found is not None else float(per_byte) * 8  # type: ignore[arg-type]
     return Format(
         term.label,
         value,
@@ -64,6 +72,7 @@ def number_format(ctx: Context, term: Term) -> Format:
         float(overhead) if overhead is not None else None,
         source_labels(ctx, term.iri),
         float(embed) if embed is not None else None,
+        float(head) if head is not None else None,
     )
 
 

@@ -86,6 +86,7 @@ class Format(NamedTuple):
     group_bits: float | None = None
     source: str = ""
     embedding_bits: float | None = None  # the format quantises linear layers only: embeddings/head stay at these bits
+    head_bits: float | None = None  # the output head's own bits where the format quantises it apart (EXL2's -hb)
 
     @property
     def bits_per_weight(self) -> float:
@@ -128,6 +129,16 @@ def weights(f: Facts, fmt: Format, *, params: float | None = None, what: str = "
     if n is None:
         raise ValueError(f"no parameter count for {f.label}")
     embed = embedding_parameters(f) if fmt.embedding_bits and fmt.embedding_bits > fmt.bits_per_weight else None
+    if embed and embed < n and fmt.head_bits and not f.tied_embeddings:
+        table = embed / 2  # the input embeddings; the output head is the other vocab x hidden matrix
+        gb = ((n - embed) * fmt.bits_per_weight + table * (fmt.embedding_bits or 16) + table * fmt.head_bits) / 8 / GB
+        return Line(
+            what, gb,
+            f"({n:,.0f} - {embed:,.0f} embeddings and output head) parameters x {fmt.describe()} ({fmt.label}) / 8"
+            f" + {table:,.0f} embeddings x {fmt.embedding_bits:g} bits / 8 + {table:,.0f} output head x {fmt.head_bits:g}"
+            " bits / 8",
+            fmt.source,
+        )  # fmt: skip
     if embed and embed < n:
         gb = ((n - embed) * fmt.bits_per_weight + embed * (fmt.embedding_bits or 16)) / 8 / GB
         head = "embeddings" if f.tied_embeddings else "embeddings and output head"
