@@ -329,8 +329,8 @@ def resolve(
             consts["image_activation_kept"] = facts.Constant(kept.value, kept.describe(), kept.source)
     if process.training and model.activation_gb_image:  # a measured per-image figure, with its own citation
         cited = ctx.rows(
-            f"SELECT ?s WHERE {{ {terms.iri(model_term.iri)} kbq:citation ?c . ?c kbq:forProperty kbq:trainingActivationGbPerImage ;"
-            " dcterms:source ?s }"
+            f"SELECT ?s WHERE {{ {terms.iri(model_term.iri)} kbq:citation ?c ."
+            " ?c kbq:forProperty kbq:trainingActivationGbPerImage ; dcterms:source ?s }"
         )
         consts = dict(consts)
         consts["image_activation_gb"] = facts.Constant(

@@ -465,8 +465,8 @@ def _image_speed(ctx, asked, est, gpu, count) -> tuple[formulas.Speed, list[list
         ["forward arithmetic at the full rate", round(result.compute_s * 1e6, 4), "us per image",
          f"{flops / 1e9:,.2f} GFLOPs ({counted}) / {rate:g} TFLOPS", ""],
         ["one pass over the activations", round(result.traffic_s * 1e6, 4), "us per image",
-         f"{est.model.activations_m:g}M activations (fvcore count) x {act_bytes:g} B ({est.compute.label}) / {gpu.bandwidth:g} GB/s",
-         ""],
+         f"{est.model.activations_m:g}M activations (fvcore count) x {act_bytes:g} B ({est.compute.label})"
+         f" / {gpu.bandwidth:g} GB/s", ""],
     ]  # fmt: skip
     return speed_, rows, bound
 
@@ -513,10 +513,10 @@ def _image_time_plan(ctx, asked, est, explanation) -> Plan:
     found = ctx.rows(f"SELECT ?n WHERE {{ {terms.iri(dataset.iri)} kbq:trainingExamples ?n }} LIMIT 1")
     if not found:
         raise ctx.error(f"no training-split size is sourced for {dataset.label}", None)
-    examples = float(found[0][0])  # type: ignore[arg-type]
+    examples = float(found[0][0])
     speed_, speed_rows, bound = _image_speed(ctx, asked, est, gpu, count)
     _memory_assumptions_out(explanation)
-    seen = float(epochs) * examples  # type: ignore[arg-type]
+    seen = float(epochs) * examples
     hours = seen / speed_.value / 3600
     rows: list[list[object]] = [
         ["wall-clock hours", round(hours, 2), "h",
@@ -537,7 +537,7 @@ def _image_time_plan(ctx, asked, est, explanation) -> Plan:
         " ?acc rdfs:label ?accLabel } ORDER BY ?v"
     )
     for label, n, acc in published:
-        explanation.append(f"published: {label} ({int(n)} x {acc})")  # type: ignore[call-overload]
+        explanation.append(f"published: {label} ({int(n)} x {acc})")
     if published:
         explanation.append(
             "MLPerf Training times a run to a target accuracy, not a fixed number of epochs (and allows other optimizers"
