@@ -18,6 +18,12 @@ TERMS = frozenset(
         "Dataset",  # issue17b: image models' speed, training memory and epochs on a dataset
         "trainingExamples",
         "forModelClass",
+        "CNN",
+        "acceleratorCount",
+        "forwardActivations",
+        "forwardGflops",
+        "suite",
+        "trainingActivationGbPerImage",
         "Backend",  # issue17: calibrated constants, backends, capacity questions, training stacks
         "extraBytesPerParameter",
         "flopsPerParameterToken",
@@ -227,6 +233,7 @@ INDIVIDUALS = frozenset(
         "DecodePhase",
         "DenseChassis",
         "FP16",
+        "MLPerfTraining",
         "OnDemandRate",
         "PrefillPhase",
         "ServingPhase",
