@@ -245,8 +245,19 @@ def cmd_serve(argv: list[str]) -> int:
 
 
 def cmd_export(argv: list[str]) -> int:
-    p = argparse.ArgumentParser(prog="kbq export", description="Write the inferred graph for an external SPARQL store.")
-    p.add_argument("--format", choices=["nt", "ttl", "nq"], default="nt")
+    p = argparse.ArgumentParser(
+        prog="kbq export",
+        description="Write the inferred graph for an external SPARQL store.",
+        epilog="nt and ttl merge the asserted and inferred triples into one default graph, which is what kbq's "
+        "questions read. nq keeps them in two named graphs: the store must then query their union as its default "
+        "graph (Oxigraph: --union-default-graph; Fuseki: tdb:unionDefaultGraph true), or kbq --endpoint finds nothing.",
+    )
+    p.add_argument(
+        "--format",
+        choices=["nt", "ttl", "nq"],
+        default="nt",
+        help="nt (default) and ttl: one merged graph; nq: two named graphs, needs a union default graph (see below)",
+    )
     p.add_argument("--kb", action="append", default=[], metavar="FILE", help="a Turtle overlay (repeatable)")
     p.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
     args = p.parse_args(argv)

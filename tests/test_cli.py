@@ -146,3 +146,19 @@ def test_readme_python_snippets_run(capsys: pytest.CaptureFixture[str]) -> None:
     for block in blocks:
         exec(compile(block, "README.md", "exec"), {})  # the README example itself
     assert capsys.readouterr().out.strip()
+
+
+def test_keys_name_the_property_each_reads() -> None:
+    """A key's property IRI is what a SPARQL user writes; a wrong one silently returns nothing."""
+    data = json.loads(kbq("keys", "--format", "json").stdout)
+    at = {c: i for i, c in enumerate(data["columns"])}
+    rows = {r[at["key"]]: r for r in data["rows"]}
+    assert rows["bandwidth"][at["item"]] == "https://kbq.dev/ontology#memoryBandwidth"
+    assert rows["bandwidth"][at["property"]] == "kbq:memoryBandwidth"
+    table = kbq("keys").stdout
+    assert "kbq:memoryBandwidth" in table
+
+
+def test_export_help_says_nquads_needs_a_union_default_graph() -> None:
+    run = kbq("export", "--help")
+    assert run.returncode == 0 and "union default graph" in " ".join(run.stdout.split())
