@@ -199,12 +199,17 @@ class KnowledgeBase:
                     )
                 )
         chart = result.extra.get("chart", {})
-        return Estimate(
-            question=text,
-            kind=result.kind,
-            lines=lines,
-            explanation=result.explanation,
-            chart=chart if isinstance(chart, dict) else {},
+        return Estimate.model_validate(
+            {
+                "question": text,
+                "headline": result.headline,
+                "kind": result.kind,
+                "lines": lines,
+                "explanation": result.explanation,
+                "verdict": result.verdict,
+                "numbers": result.numbers,
+                "chart": chart if isinstance(chart, dict) else {},
+            }
         )
 
     def memory(

@@ -8,7 +8,15 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from kbq.errors import KbqError, KnowledgeFileError, NoResultError, UnknownTermError, ValidationError
+from kbq.errors import (
+    CHECK_FAILED,
+    INTERNAL,
+    KbqError,
+    KnowledgeFileError,
+    NoResultError,
+    UnknownTermError,
+    ValidationError,
+)
 from kbq.version import __version__
 
 EXAMPLES = """examples:
@@ -44,6 +52,11 @@ def _question_parser() -> argparse.ArgumentParser:
     _common(p)
     p.add_argument("--sparql", action="store_true", help="print the compiled SPARQL instead of running it")
     p.add_argument("--explain", action="store_true", help="also list the GPUs each constraint removed")
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help=f"exit {CHECK_FAILED} when the answer is 'does not fit' or no candidate remains (0 otherwise): for scripts",
+    )
     p.add_argument("--version", action="version", version=f"kbq {__version__}")
     return p
 
@@ -100,8 +113,15 @@ def ask(argv: list[str]) -> int:
     if args.sparql:
         print(kb.compile(args.question))
         return 0
-    result = kb.answer(args.question, explain=args.explain)
+    try:
+        result = kb.answer(args.question, explain=args.explain)
+    except NoResultError as exc:
+        if args.check:
+            exc.exit_code = CHECK_FAILED  # no candidate remains: the check fails
+        raise
     _print_answer(result, args.format, sys.stdout, explain=args.explain)
+    if args.check and result.verdict is not None and not result.verdict["fits"]:
+        return CHECK_FAILED
     return 0
 
 
@@ -319,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("KBQ_DEBUG"):
             raise
         print(f"kbq: internal error: {type(exc).__name__}: {exc} (set KBQ_DEBUG=1 for a traceback)", file=sys.stderr)
-        return 70
+        return INTERNAL
 
 
 if __name__ == "__main__":

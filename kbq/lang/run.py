@@ -7,6 +7,7 @@ from __future__ import annotations
 from kbq.errors import NoResultError
 from kbq.lang import chartspec, terms
 from kbq.lang.catalog import KBQ_NS, PREFIXES, Catalog, Key, Run
+from kbq.lang.decision import Decision, decide
 from kbq.lang.plan import Plan
 from kbq.store.executor import Value
 
@@ -20,7 +21,10 @@ class Result:
     The one answer type of every door: the CLI prints it, /ask and `--format json` serialise
     `to_dict()`, and the library's pydantic `Answer` validates from its attributes."""
 
-    FIELDS = ("question", "kind", "columns", "rows", "units", "sparql", "explanation", "removed", "extra")
+    FIELDS = (
+        "question", "headline", "kind", "columns", "rows", "units", "sparql", "explanation", "removed",
+        "verdict", "recommended", "tiers", "numbers", "extra",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -34,12 +38,17 @@ class Result:
         removed: list[list[Value]] | None = None,
         units: dict[str, str] | None = None,
         extra: dict[str, object] | None = None,
+        decision: Decision | None = None,
     ) -> None:
         self.question, self.kind, self.columns, self.rows, self.sparql = question, kind, columns, rows, sparql
         self.explanation = explanation or []
         self.removed = removed or []
         self.units = units or {}
         self.extra = extra or {}
+        d = decision or Decision()
+        self.headline, self.verdict, self.recommended, self.tiers, self.numbers = (
+            d.headline, d.verdict, d.recommended, d.tiers, d.numbers
+        )
 
     def to_dict(self) -> dict[str, object]:
         return {f: getattr(self, f) for f in self.FIELDS}
@@ -195,11 +204,13 @@ def _why(
         reasons = next((r[2] for r in removed if r[0] == subject), "it is not among the candidates")
         explanation.insert(0, f"{name} is not a candidate: removed by {reasons}")
         return [], explanation
-    explanation.insert(0, f"{name} ranks #{position + 1} of {len(rows)} candidates")
+    ranked = f"ranks #{position + 1} of {len(rows)} candidates by the profile"
+    explanation.insert(0, f"{name} {ranked}")
     table: list[list[Value]] = []
     col = {c: i for i, c in enumerate(plan.columns)}
     if "cards_needed" in col and "needed_gb" in col:
         cards, need = rows[position][col["cards_needed"]], rows[position][col["needed_gb"]]
+        workload = catalog.label(plan.extra["workload"]) if plan.extra.get("workload") else "the workload"
         if cards is None or not isinstance(need, (int, float)):
             fit = f"memory fit: unknown for {name} (no sourced memory size)"
         else:
@@ -207,6 +218,9 @@ def _why(
             fewest = min((c for r in rows if isinstance(c := r[col["cards_needed"]], int)), default=None)
             if fewest is not None and fewest != cards:
                 fit += f" (the best candidates need {fewest})"
+            held = "holds it on one card" if cards == 1 else f"needs {cards} cards"
+            # the adequacy judgement first: a rank among 119 cards says little about a card that does the job
+            explanation[0] = f"{name} for {workload}: {held} ({need:.1f} GB needed); {ranked}"
         explanation.insert(1, fit)
     for rank, group in enumerate(plan.extra.get("profile_keys", []), start=1):
         for key in group:
@@ -286,6 +300,7 @@ def run_plan(text: str, plan: Plan, catalog: Catalog, run: Run, *, explain: bool
         rows, columns, explanation, extra = shape(plan, rows)
     else:
         rows = [list(r) for r in rows]
+    decision = decide(plan, plan.kind, columns, rows, explanation, catalog.label)
     return Result(
         question=text,
         kind=plan.kind,
@@ -296,6 +311,7 @@ def run_plan(text: str, plan: Plan, catalog: Catalog, run: Run, *, explain: bool
         removed=removed,
         units=plan.units,
         extra=extra or {k: v for k, v in plan.extra.items() if k in ("breakdown", "chart")},
+        decision=decision,
     )
 
 

@@ -233,8 +233,8 @@ async def sparql_endpoint(request: Request) -> Response:
         return failure(exc.status, exc.message, as_json=False)
     accept = request.headers.get("accept")
     if query is None:
-        offers = ["text/turtle", "application/n-triples", "application/ld+json", "application/rdf+xml"]
-        rdf = negotiate(accept, offers) or "text/turtle"
+        graph_media = ["text/turtle", "application/n-triples", "application/ld+json", "application/rdf+xml"]
+        rdf = negotiate(accept, graph_media) or "text/turtle"
         body = service_description(state, str(request.url.replace(query="")), GRAPH_TYPES[rdf])
         return Response(body, media_type=_content_type(rdf), headers={"Vary": "Accept"})
     try:
