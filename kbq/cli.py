@@ -89,22 +89,11 @@ def _print_answer(result, fmt: str, out: TextIO, *, explain: bool) -> None:
     if fmt == "csv":
         print(output.to_csv(result.columns, result.rows), file=out)
         return
-    chart = result.extra.get("chart") if fmt == "chart" else None
-    if isinstance(chart, dict):
-        from kbq import charts
+    from kbq import render
 
-        print(charts.render(chart, width=charts.terminal_width(out), color=charts.use_color(out)), file=out)
-    else:
-        if fmt == "chart":
-            print(f"(no chart for a {result.kind} answer: the table)", file=sys.stderr)
-        print(output.table(result.columns, result.rows, result.units), file=out)
-    if result.explanation:
-        print(file=out)
-        for line in result.explanation:
-            print(f"  {line}", file=out)
-    if explain and result.removed:
-        print("\nremoved:", file=out)
-        print(output.table(["gpu", "name", "removed by"], result.removed), file=out)
+    if fmt == "chart" and not isinstance(result.extra.get("chart"), dict):
+        print(f"(no chart for a {result.kind} answer: the table)", file=sys.stderr)
+    print(render.answer(result, fmt, width=render.width(out), color=render.use_color(out), explain=explain), file=out)
 
 
 def ask(argv: list[str]) -> int:
