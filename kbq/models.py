@@ -45,10 +45,11 @@ class Entity(_Frozen):
 
 
 class Verdict(_Frozen):
-    """Whether a workload fits the GPUs asked: `fits` is false only for 'does not fit' ('tight'
-    fits with less than the usable share free); memory in GB per GPU."""
+    """Whether a workload fits the GPUs asked: `fits` is false only for 'does not fit' and 'cannot
+    run' (the GPU lacks the precision's compute path); 'tight' fits with less than the usable
+    share free. Memory in GB per GPU."""
 
-    status: Literal["fits", "tight", "does not fit"]
+    status: Literal["fits", "tight", "does not fit", "cannot run"]
     fits: bool
     gpu: str
     gpus: int

@@ -4,8 +4,9 @@ Every door shows the same: the CLI prints `headline` first, the page shows it ab
 and `--format json`, /ask and the library carry it with
 
 * `verdict` (memory and fit answers): {status, fits, gpu, gpus, per_gpu_gb, capacity_gb,
-  usable_gb, headroom_gb}; `fits` is false only for "does not fit" ("tight" fits, with less than
-  the usable share free), which is also when `kbq --check` exits 4;
+  usable_gb, headroom_gb}; status is "fits", "tight" (within the card, with less than the usable
+  share free) or "does not fit" ("cannot run" when the GPU lacks the precision's compute path);
+  `fits` is false only for "does not fit" and "cannot run", which is when `kbq --check` exits 4;
 * `recommended` (rankings for a workload): the first candidate's name;
 * `tiers` (rankings for a workload): the picks a buyer weighs, each {tier, gpu, count, price, why};
 * `numbers` (speed, time, how many): the estimate's figures by name.
@@ -26,17 +27,21 @@ if TYPE_CHECKING:
 
     from kbq.lang.plan import Plan
 
-DOES_NOT_FIT = "does not fit"
+NOT_FITTING = ("does not fit", "cannot run")
 
 
-def verdict(gpu: str, gpus: int, per_gpu_gb: float, capacity_gb: float, usable_share: float) -> dict[str, Value]:
-    """The structured verdict of a memory or fit answer (the one record every door shows)."""
-    from kbq.lang.workload.formulas import verdict as status
+def verdict(
+    gpu: str, gpus: int, per_gpu_gb: float, capacity_gb: float, usable_share: float, *, status: str | None = None
+) -> dict[str, Value]:
+    """The structured verdict of a memory or fit answer (the one record every door shows); the
+    status is kbq.lang.evaluate's verdict unless the caller knows better ('cannot run': the GPU
+    lacks the precision's compute path)."""
+    from kbq.lang.evaluate import verdict as rule
 
-    word = status(per_gpu_gb, capacity_gb, usable_share)
+    word = status or rule(per_gpu_gb, capacity_gb, usable_share)
     return {
         "status": word,
-        "fits": word != DOES_NOT_FIT,
+        "fits": word not in NOT_FITTING,
         "gpu": gpu,
         "gpus": gpus,
         "per_gpu_gb": round(per_gpu_gb, 2),

@@ -12,6 +12,7 @@ from kbq.lang.context import Constraint, Context, Status
 from kbq.lang.gpu import columns, constraints, explain, ordering
 from kbq.lang.gpu.ordering import Metric, Profile
 from kbq.lang.plan import Plan
+from kbq.lang.scenario import default_process
 from kbq.lang.words import (
     Ceiling,
     Chassis,
@@ -43,26 +44,6 @@ class Ask(NamedTuple):
     limit: int | None
     authority: Term | None
     authority_column: int | None
-
-
-def default_process(ctx: Context, workload: Term | None) -> Term | None:
-    """The model's own (or its family model's) kbq:defaultProcess, else the nearest algorithm family's
-    (a generative model asked bare means running it)."""
-    if workload is None:
-        return None
-    rows = ctx.rows(
-        f"""SELECT ?p ?label (MAX(?own) AS ?mine) (COUNT(?mid) AS ?depth) WHERE {{
-  {{ {terms.iri(workload.iri)} a ?f BIND(0 AS ?own) }} UNION {{ {terms.iri(workload.iri)} rdfs:subClassOf ?f BIND(0 AS ?own) }}
-  UNION {{ BIND({terms.iri(workload.iri)} AS ?f) BIND(1 AS ?own) }}
-  UNION {{ {terms.iri(workload.iri)} kbq:variantOf ?f BIND(1 AS ?own) }}
-  UNION {{ {terms.iri(workload.iri)} kbq:primaryAlgorithm ?f BIND(0 AS ?own) }}
-  ?f kbq:defaultProcess ?p . ?p rdfs:label ?label .
-  OPTIONAL {{ ?f rdfs:subClassOf ?mid . ?mid rdfs:subClassOf kbq:Algorithm }}
-}} GROUP BY ?p ?label ORDER BY DESC(?mine) DESC(?depth) ?label LIMIT 1"""
-    )
-    if not rows:
-        return None
-    return Term(str(rows[0][0]), str(rows[0][1]), frozenset())
 
 
 def understand(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Ask:
@@ -181,7 +162,7 @@ def memory_fit(ctx: Context, ask: Ask, workload: Term | None, notes: list[str]) 
         f"memory: {est.process.label} of {est.model.label} at {est.format.label} needs {est.total:.1f} GB ({parts} GB); "
         f"cards_needed = ceil((need - runtime) / (memory x {share:g} - runtime)); 'memory for ...' shows every formula"
     )
-    notes += [f"assumed: {a}" for a in est.assumed]
+    notes += [f"assumed: {a}" for a in est.scenario.assumed(1)]
     notes += est.notes
     training = est.process.training
     return Fit(
