@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 FOLDED = ("formula", "source")  # long text columns, shown as numbered notes under the table
 URL = re.compile(r"https?://[^\s,;)\]]+")
+TRAILING = re.compile(r"\s+((?:\x1b\[[0-9;]*m)*)$")
 NAME_MAX = 28  # a name column wraps past this many cells
 DEFAULT_WIDTH = 80
 
@@ -199,7 +200,9 @@ class Page:
             self.text(mark + item, indent=2, hang=len(mark), style=style)
 
     def output(self) -> str:
-        return "\n".join(line.rstrip() for line in self.buffer.getvalue().rstrip("\n").split("\n"))
+        """The text, with no trailing spaces (also before a closing colour code)."""
+        text = self.buffer.getvalue().rstrip("\n")
+        return "\n".join(TRAILING.sub(r"\1", line) for line in text.split("\n"))
 
 
 def _safe_spec(value: Any) -> Any:

@@ -27,8 +27,10 @@ def test_question_prints_a_table_and_the_explanation() -> None:
     run = kbq("best gpu for bert on dense 9-card chassis as of 2020-03")
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
-    assert lines[0].startswith("name") and "memory (GB)" in lines[0]
-    assert lines[2].startswith("Quadro RTX 8000")
+    assert lines[0] == "best for BERT: Quadro RTX 8000"  # the headline first
+    header = next(i for i, line in enumerate(lines) if line.startswith("name"))
+    assert lines[header - 1].split()[:1] == ["memory"] and lines[header].split()[1] == "GB"  # units under the names
+    assert lines[header + 2].startswith("Quadro RTX 8000")
     assert "profile: seed Transformer profile" in run.stdout
     assert "\x1b[" not in run.stdout
 

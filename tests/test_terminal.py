@@ -1,0 +1,150 @@
+"""The answer as a decision in a terminal and for programs (issue 21).
+
+Every README and reference example, rendered as the command renders it at COLUMNS=80, has no line
+wider than 80 and starts with its headline; the JSON of each form carries the fields programs read
+(headline, verdict, recommended, numbers); `--check` exits 4 on 'does not fit' or no candidate;
+NO_COLOR / FORCE_COLOR decide colour in a pipe.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_cli import readme_commands
+
+from kbq import render
+from kbq.errors import KbqError
+from kbq.lang import reference
+
+ROOT = Path(__file__).resolve().parent.parent
+ANSI = re.compile(r"\x1b\[[0-9;]*m|\x1b\]8;[^\x1b]*\x1b\\")
+QUESTIONS = list(
+    dict.fromkeys(
+        [a[0] for a in readme_commands()] + [e for s in reference.sections() for e in s.examples if not e.startswith("kbq ")]
+    )
+)
+FIT = "does llama 3.1 70b fit on rtx 4090"
+FITS = "does llama 3.1 8b fit on rtx 4090"
+RANKING = "gpu for llama 3.1 8b inference"
+SPEED = "how fast is llama 3.1 8b on rtx 4090"
+VERDICT_FIELDS = {"status", "fits", "gpu", "gpus", "per_gpu_gb", "capacity_gb", "usable_gb", "headroom_gb"}
+
+
+def kbq(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "NO_COLOR", "FORCE_COLOR")}
+    return subprocess.run(
+        [sys.executable, "-m", "kbq", *args], capture_output=True, text=True, timeout=120, cwd=ROOT, env={**base, **env}
+    )
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+@pytest.mark.parametrize("question", QUESTIONS)
+def test_every_example_fits_80_columns_and_starts_with_its_headline(kb, question: str) -> None:  # type: ignore[no-untyped-def]
+    try:
+        result = kb.answer(question)
+    except KbqError:
+        pytest.skip("an error example: its message is checked by test_reference")
+    assert result.headline, f"no headline for {question!r}"
+    for fmt in ("table", "chart"):
+        text = render.answer(result, fmt, width=80, color=False, explain=False)
+        too_wide = [line for line in text.splitlines() if len(line) > 80]
+        assert not too_wide, f"{question!r} ({fmt}): {len(too_wide)} line(s) over 80 columns, e.g. {too_wide[0]!r}"
+        first = text.split("\n\n", 1)[0]
+        assert one_line(first) == one_line(result.headline), f"{question!r} ({fmt}) does not start with its headline"
+
+
+def test_the_command_at_columns_80_and_60() -> None:
+    for columns in (80, 60):
+        run = kbq(RANKING, COLUMNS=str(columns))
+        assert run.returncode == 0, run.stderr
+        assert max(len(line) for line in run.stdout.splitlines()) <= columns
+        assert run.stdout.startswith("best for Llama 3.1 8B: ")
+    default = kbq(FIT)  # a pipe without COLUMNS: 80
+    assert max(len(line) for line in default.stdout.splitlines()) <= 80
+
+
+def test_formula_and_source_columns_are_folded_into_notes() -> None:
+    text = kbq(FIT).stdout
+    header = next(line for line in text.splitlines() if line.startswith("part"))
+    assert "formula" not in header and "source" not in header
+    assert "\nhow:\n" in text and "\nsources:\n" in text
+    assert re.search(r"^  weights: \(?70,000,000,000 parameters[^[]*\[1\]$", text, re.M)
+    assert re.search(r"^  \[1\] \S", text, re.M)
+
+
+def test_colour_follows_no_color_and_force_color() -> None:
+    assert "\x1b[" not in kbq(FIT).stdout  # a pipe: plain
+    forced = kbq(FIT, FORCE_COLOR="1").stdout
+    assert "\x1b[1m" in forced  # the headline in bold
+    assert ANSI.sub("", forced) == kbq(FIT).stdout
+    assert "\x1b[" not in kbq(FIT, FORCE_COLOR="1", NO_COLOR="1").stdout
+
+
+def test_json_of_a_fit_answer_carries_the_verdict() -> None:
+    data = json.loads(kbq(FIT, "--format", "json").stdout)
+    verdict = data["verdict"]
+    assert set(verdict) == VERDICT_FIELDS
+    assert verdict["status"] == "does not fit" and verdict["fits"] is False
+    assert verdict["gpu"] == "GeForce RTX 4090" and verdict["gpus"] == 1 and verdict["capacity_gb"] == 24
+    # the verdict's numbers are the table's: the total per GPU and the card's memory
+    total = next(r for r in data["rows"] if r[0] == "total")
+    assert verdict["per_gpu_gb"] == pytest.approx(total[2], abs=0.01)
+    assert verdict["headroom_gb"] == pytest.approx(24 - total[2], abs=0.01)
+    assert verdict["usable_gb"] < verdict["capacity_gb"]
+    assert data["headline"].startswith("does not fit: ")
+    fits = json.loads(kbq(FITS, "--format", "json").stdout)["verdict"]
+    assert fits["status"] == "fits" and fits["fits"] is True and fits["headroom_gb"] > 0
+
+
+def test_json_of_a_ranking_names_the_recommendation() -> None:
+    data = json.loads(kbq(RANKING, "--format", "json").stdout)
+    names = [r[data["columns"].index("name")] for r in data["rows"]]
+    assert data["recommended"] == names[0]
+    assert data["headline"].startswith(f"best for Llama 3.1 8B: {names[0]}")
+    assert isinstance(data["tiers"], list)
+    for tier in data["tiers"]:
+        assert {"tier", "gpu", "count", "price", "why"} <= set(tier)
+
+
+def test_json_of_a_speed_answer_names_its_numbers() -> None:
+    data = json.loads(kbq(SPEED, "--format", "json").stdout)
+    rows = {r[0]: r[1] for r in data["rows"]}
+    assert data["numbers"]["decode_tokens_per_s"] == rows["decode"]
+    assert data["numbers"]["prefill_tokens_per_s"] == rows["prefill"]
+    assert data["verdict"]["fits"] is True  # 8B at FP16 on a 24 GB card
+
+
+def test_library_answer_and_estimate_carry_the_decision(kb) -> None:  # type: ignore[no-untyped-def]
+    answer = kb.ask(FIT)
+    assert answer.verdict is not None and answer.verdict.fits is False and answer.headline.startswith("does not fit")
+    estimate = kb.memory("llama 3.1 70b", gpu="rtx 4090")
+    assert estimate.verdict == answer.verdict and estimate.headline == answer.headline
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        ([FIT, "--check"], 4),
+        ([FITS, "--check"], 0),
+        ([FIT], 0),  # without --check, 'does not fit' is an answer like any other
+        (["gpus where memory > 1000gb", "--check"], 4),  # no candidate remains
+        (["gpus where memory > 1000gb"], 1),
+        ([RANKING, "--check"], 0),
+    ],
+)
+def test_check_exit_codes(args: list[str], code: int) -> None:
+    assert kbq(*args).returncode == code
+
+
+def test_exit_codes_are_documented_in_the_reference() -> None:
+    text = (ROOT / "docs" / "language.md").read_text(encoding="utf-8")
+    assert "- `4`: with --check only: the answer is 'does not fit', or no candidate remains" in text
