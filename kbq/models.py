@@ -62,10 +62,11 @@ class Verdict(_Frozen):
 class Price(_Frozen):
     """A price with its kind (launch MSRP, street, used, list, reported) and the date observed."""
 
-    usd: float
+    usd: float  # for a tier: the whole configuration (count x per_card_usd)
     kind: str
     date: str | None = None
     source: str | None = None
+    per_card_usd: float | None = None
 
 
 class Tier(_Frozen):

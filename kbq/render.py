@@ -205,6 +205,13 @@ class Page:
         return "\n".join(TRAILING.sub(r"\1", line) for line in text.split("\n"))
 
 
+def _price(price: object) -> str:
+    """'$999 launch MSRP 2022-12': a price with its kind and month."""
+    if not isinstance(price, dict):
+        return "-"
+    return f"${price['usd']:,.0f} {price['kind']} {str(price.get('date') or '')[:7]}".rstrip()
+
+
 def _safe_spec(value: Any) -> Any:
     """A chart spec with every string passed through `_safe` (the chart adds its own colour codes)."""
     if isinstance(value, str):
@@ -228,6 +235,14 @@ def answer(result: Result, fmt: str, *, width: int, color: bool, explain: bool) 
 
         page.buffer.write(charts.render(_safe_spec(chart), width=width, color=color) + "\n")
     elif result.rows or result.columns:
+        if result.tiers:
+            picks: list[list[Value]] = [
+                [str(t["tier"]), str(t["gpu"]), t.get("count"), _price(t.get("price"))]  # type: ignore[list-item]
+                for t in result.tiers
+            ]
+            page.table(["tier", "pick", "cards", "price"], picks, {})
+            page.blank()
+            page.text(f"the full ranking ({len(result.rows)}):")
         dropped = page.table(result.columns, result.rows, result.units)
         page.folded(result.columns, result.rows)
         if dropped:

@@ -67,7 +67,7 @@ def test_the_command_at_columns_80_and_60() -> None:
         run = kbq(RANKING, COLUMNS=str(columns))
         assert run.returncode == 0, run.stderr
         assert max(len(line) for line in run.stdout.splitlines()) <= columns
-        assert run.stdout.startswith("best for Llama 3.1 8B: ")
+        assert run.stdout.startswith("best value for Llama 3.1 8B: ")
     default = kbq(FIT)  # a pipe without COLUMNS: 80
     assert max(len(line) for line in default.stdout.splitlines()) <= 80
 
@@ -105,14 +105,27 @@ def test_json_of_a_fit_answer_carries_the_verdict() -> None:
     assert fits["status"] == "fits" and fits["fits"] is True and fits["headroom_gb"] > 0
 
 
-def test_json_of_a_ranking_names_the_recommendation() -> None:
+def test_json_of_a_ranking_names_the_recommendation_and_its_tiers() -> None:
     data = json.loads(kbq(RANKING, "--format", "json").stdout)
-    names = [r[data["columns"].index("name")] for r in data["rows"]]
-    assert data["recommended"] == names[0]
-    assert data["headline"].startswith(f"best for Llama 3.1 8B: {names[0]}")
-    assert isinstance(data["tiers"], list)
+    at = {c: i for i, c in enumerate(data["columns"])}
+    rows = {r[at["name"]]: r for r in data["rows"]}
+    tiers = {t["tier"]: t for t in data["tiers"]}
     for tier in data["tiers"]:
-        assert {"tier", "gpu", "count", "price", "why"} <= set(tier)
+        assert set(tier) == {"tier", "gpu", "count", "price", "why"}
+        assert tier["gpu"] in rows and rows[tier["gpu"]][at["cards_needed"]] == tier["count"] <= 4
+        if tier["price"] is not None:
+            assert {"usd", "kind", "date"} <= set(tier["price"])
+            assert tier["price"]["usd"] == pytest.approx(tier["count"] * tier["price"]["per_card_usd"])
+    # the answer is right-sized: the best value, not the fastest data-centre part
+    assert data["recommended"] == tiers["best value"]["gpu"] != tiers["fastest"]["gpu"]
+    assert tiers["fastest"]["gpu"] == data["rows"][0][at["name"]]
+    assert data["headline"].startswith(f"best value for Llama 3.1 8B: {data['recommended']} ($")
+    new = [t for t in data["tiers"] if t["tier"].endswith("(new)") and t["price"]]
+    assert tiers["cheapest (new)"]["price"]["usd"] == min(t["price"]["usd"] for t in new)
+    assert tiers["cheapest (used)"]["price"]["kind"] == "used price"
+    assert {"cheapest consumer (new)", "fastest data center", "best value workstation"} <= set(tiers)
+    cheapest = json.loads(kbq("cheapest gpu to run llama 3.1 8b", "--format", "json").stdout)
+    assert cheapest["recommended"] == {t["tier"]: t for t in cheapest["tiers"]}["cheapest (new)"]["gpu"]
 
 
 def test_json_of_a_speed_answer_names_its_numbers() -> None:

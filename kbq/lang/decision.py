@@ -94,7 +94,13 @@ class Decision:
 
 
 def decide(
-    plan: Plan, kind: str, columns: list[str], rows: list[list[Value]], explanation: list[str], label: Callable[[str], str]
+    plan: Plan,
+    kind: str,
+    columns: list[str],
+    rows: list[list[Value]],
+    explanation: list[str],
+    label: Callable[[str], str],
+    tiers: list[dict[str, object]] | None = None,
 ) -> Decision:
     """The decision of a shaped answer (rows as shown, explanation as shown); `label` names an IRI."""
     d = Decision()
@@ -133,7 +139,8 @@ def decide(
             hours, days = d.numbers.get("gpu_hours"), d.numbers.get("wall_clock_days")
             d.headline = f"about {_fmt(days)} days ({_fmt(hours)} GPU-hours) on {hardware} (estimate)"
     elif kind == "gpus":
-        _ranking(d, plan, col, rows, label)
+        d.tiers = list(tiers or [])
+        _ranking(d, plan, col, rows, label, d.tiers)
     elif kind == "why":
         d.headline = explanation[0] if explanation else ""
     elif kind == "compare":
@@ -157,7 +164,15 @@ def decide(
     return d
 
 
-def _ranking(d: Decision, plan: Plan, col: dict[str, int], rows: list[list[Value]], label: Callable[[str], str]) -> None:
+def _money(price: object) -> str:
+    if not isinstance(price, dict):
+        return "no price in the KB"
+    return f"${price['usd']:,.0f}, {price['kind']} {str(price['date'])[:7]}"
+
+
+def _ranking(
+    d: Decision, plan: Plan, col: dict[str, int], rows: list[list[Value]], label: Callable[[str], str], plan_tiers: list
+) -> None:
     name_at = col.get("name", 1)
     if not rows:
         d.headline = "no GPU matches"
@@ -171,6 +186,20 @@ def _ranking(d: Decision, plan: Plan, col: dict[str, int], rows: list[list[Value
         cards = rows[0][col["cards_needed"]] if "cards_needed" in col else None
         need = rows[0][col["needed_gb"]] if "needed_gb" in col else None
         d.headline = f"best for {label(str(workload))}: {first}" + (f" ({cards} card(s) for {_fmt(need)} GB)" if cards else "")
+        tiers = {str(t["tier"]): t for t in plan_tiers}
+        strategy = plan.extra.get("strategy")
+        # the pick that answers: the cheapest or best-value configuration when that is asked, else
+        # the best value (a right-sized card, not the fastest data-centre part for a 17 GB model)
+        wanted = {"price": "cheapest (new)", "value": "best value"}.get(str(strategy), "best value")
+        pick = tiers.get(wanted) or tiers.get("fastest")
+        if pick is not None:
+            d.recommended = str(pick["gpu"])
+            what = {"cheapest (new)": "cheapest"}.get(wanted, wanted)
+            count = f"{pick['count']} x " if pick.get("count") and pick["count"] != 1 else ""
+            d.headline = f"{what} for {label(str(workload))}: {count}{pick['gpu']} ({_money(pick.get('price'))})"
+            fastest = tiers.get("fastest")
+            if fastest is not None and fastest["gpu"] != pick["gpu"] and strategy not in ("price", "value"):
+                d.headline += f"; fastest: {fastest['gpu']}"
     elif len(rows) == 1 and keys:
         key = str(keys[0])
         at = col.get(key)

@@ -254,6 +254,14 @@ def run_plan(text: str, plan: Plan, catalog: Catalog, run: Run, *, explain: bool
             rows, lines = _runners_up(plan, rows)
         elif plan.limit:
             rows = rows[: plan.limit]
+        if plan.extra.get("workload"):
+            from kbq.lang.tiers import tiers
+
+            first_rank = (plan.extra.get("profile_keys") or [[]])[0]
+            found, tier_notes = tiers(plan.columns, candidates, run, limit_cards=None, first_rank=first_rank)
+            if found:
+                extra["tiers"] = found
+                explanation += tier_notes
         chart = chartspec.gpu_chart(plan, candidates, rows, catalog)
         if chart is not None:
             extra["chart"] = chart
@@ -300,7 +308,8 @@ def run_plan(text: str, plan: Plan, catalog: Catalog, run: Run, *, explain: bool
         rows, columns, explanation, extra = shape(plan, rows)
     else:
         rows = [list(r) for r in rows]
-    decision = decide(plan, plan.kind, columns, rows, explanation, catalog.label)
+    chosen = extra.pop("tiers", None)
+    decision = decide(plan, plan.kind, columns, rows, explanation, catalog.label, chosen if isinstance(chosen, list) else None)
     return Result(
         question=text,
         kind=plan.kind,
