@@ -2,7 +2,7 @@
 
 For each market segment (consumer, workstation, data center) and over all: the cheapest
 configuration that holds the workload new and used (count x the card's price, up to the
-chassis asked or the stated default of kb:DefaultTierCards), the best value (profile score per
+chassis asked or the stated default named tier_max_cards in kb/defaults.ttl), the best value (profile score per
 dollar of that configuration; a card whose first-rank figure is unknown is left out, as the
 value ranking does), and the fastest (the profile's first). Every price says its kind and date
 (the latest observation of that kind, the lowest on that day: the rule of kbq:currentPrice).
@@ -14,22 +14,25 @@ from typing import Any
 
 from kbq.lang import terms
 from kbq.lang.catalog import PREFIXES, Run
+from kbq.lang.evaluate.cost import cards_cost
 from kbq.store.executor import Value
 
 DEFAULT_CARDS = "tier_max_cards"
 
 
-def _prices(run: Run, gpus: list[str]) -> dict[tuple[str, bool], dict[str, Any]]:
-    """(GPU, used?) -> its latest price {usd, kind, date, source}."""
+def _prices(run: Run, gpus: list[str], before: str | None) -> dict[tuple[str, bool], dict[str, Any]]:
+    """(GPU, used?) -> its price by the one price rule (kbq.lang.evaluate.cost.PRICE_RULE: the
+    latest observation before `before`, the lowest that day), new and used apart: {usd, kind, date, source}."""
     if not gpus:
         return {}
     values = " ".join(terms.iri(g) for g in gpus)
+    dated = f"FILTER(?date < {terms.date(before)})" if before else ""
     rows = run(
         PREFIXES
         + f"""SELECT ?gpu ?used ?usd ?kind ?date ?source WHERE {{ VALUES ?gpu {{ {values} }}
   ?po kbq:priceOf ?gpu ; kbq:priceKind ?k ; kbq:priceUsd ?usd ; kbq:observedOn ?date . ?k rdfs:label ?kind .
   OPTIONAL {{ ?po dcterms:source ?source }}
-  BIND(?k = kb:UsedPrice AS ?used)
+  BIND(?k = kb:UsedPrice AS ?used) {dated}
 }} ORDER BY ?gpu ?used DESC(?date) ?usd ?source"""
     ).rows
     out: dict[tuple[str, bool], dict[str, Any]] = {}
@@ -54,7 +57,8 @@ def max_cards(run: Run) -> tuple[int, str]:
 
 
 def _config(count: int, price: dict[str, Any]) -> dict[str, Any]:
-    return {**price, "usd": round(price["usd"] * count, 2), "per_card_usd": price["usd"]}
+    """A configuration's price: count x the card's (kbq.lang.evaluate.cost.cards_cost)."""
+    return {**price, "usd": round(cards_cost(price["usd"], count) or 0.0, 2), "per_card_usd": price["usd"]}
 
 
 def _money(price: dict[str, Any] | None) -> str:
@@ -65,7 +69,13 @@ def _money(price: dict[str, Any] | None) -> str:
 
 
 def tiers(
-    columns: list[str], rows: list[list[Value]], run: Run, *, limit_cards: int | None, first_rank: list[str]
+    columns: list[str],
+    rows: list[list[Value]],
+    run: Run,
+    *,
+    limit_cards: int | None,
+    first_rank: list[str],
+    as_of: str | None = None,
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """The tiers of a ranking for a workload (rows in profile order, every candidate), and notes."""
     col = {c: i for i, c in enumerate(columns)}
@@ -73,7 +83,7 @@ def tiers(
         return [], []
     default, why_default = max_cards(run)
     cap = limit_cards or default
-    prices = _prices(run, [str(r[col["gpu"]]) for r in rows])
+    prices = _prices(run, [str(r[col["gpu"]]) for r in rows], as_of)
     segment_at, score_at = col.get("segment"), col.get("score")
 
     def cards(row: list[Value]) -> int | None:

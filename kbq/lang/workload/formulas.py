@@ -25,7 +25,6 @@ tokens/s = MFU x dense FLOPS x GPUs / (2 x active parameters); training time = 6
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 GB = 1e9
