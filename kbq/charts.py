@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from kbq.output import _cell
+from kbq.sanitize import clean_data
 
 EIGHTHS = " ▏▎▍▌▋▊▉"
 FULL = "█"
@@ -65,6 +66,7 @@ class _Paint:
 
 def render(chart: Chart, *, width: int = 100, color: bool = False) -> str:
     """The chart as lines of text (no trailing newline)."""
+    chart = clean_data(chart)  # names and titles come from the KB, overlays or an endpoint
     paint = _Paint(color)
     kind = chart.get("type")
     if kind == "breakdown":
