@@ -13,6 +13,7 @@ from kbq.errors import (
     KbqError,
     KnowledgeFileError,
     NoResultError,
+    QueryTimeoutError,
     UnknownTermError,
     UsageError,
     ValidationError,
@@ -43,6 +44,13 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{self.format_usage().rstrip()}\n{self.prog}: error: {message}")
+
+
+def _seconds(text: str) -> float:
+    value = float(text)
+    if not 0 < value < 1e6:  # also NaN
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds between 0 and 1000000")
+    return value
 
 
 def _progress(message: str) -> None:
@@ -128,6 +136,7 @@ def cmd_sparql(argv: list[str]) -> int:
     p.add_argument(
         "--allow-service", action="store_true", help="let SERVICE send parts of the query to other endpoints (refused by default)"
     )
+    p.add_argument("--timeout", type=_seconds, default=30.0, metavar="S", help="seconds the query may run (default 30)")
     args = p.parse_args(argv)
     from kbq import output
 
@@ -137,7 +146,7 @@ def cmd_sparql(argv: list[str]) -> int:
             query = Path(query[1:]).read_text(encoding="utf-8")
         except OSError as exc:
             raise KnowledgeFileError(query[1:], None, f"cannot read: {exc.strerror}") from None
-    table = _open(args).table(query, allow_service=args.allow_service)
+    table = _open(args).table(query, allow_service=args.allow_service, timeout=args.timeout)
     if args.format == "json":
         print(output.to_json({"columns": table.columns, "rows": table.rows}))
     elif args.format == "csv":
@@ -306,6 +315,10 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except QueryTimeoutError as exc:
+        code = _report(exc, as_json)
+        sys.stdout.flush()
+        os._exit(code)  # the engine's thread cannot be stopped: end the process with it
     except KbqError as exc:
         return _report(exc, as_json)
     except RecursionError:

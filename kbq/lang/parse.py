@@ -82,9 +82,14 @@ def parser() -> Lark:
     )
 
 
-def _word(token: Token) -> ast.Word:
+def _checked(token: Token) -> Token:
     if token.type == "NUMBER" and any(len(run) > MAX_DIGITS for run in _DIGITS.findall(str(token))):
         raise KbqSyntaxError(f"'{str(token)[:20]}...' has more than {MAX_DIGITS} digits: too large a number", column=token.column)
+    return token
+
+
+def _word(token: Token) -> ast.Word:
+    _checked(token)
     return ast.Word(str(token), token.column or 1, _WORD_KINDS.get(token.type, "punct"))
 
 
@@ -158,7 +163,7 @@ class _ToAst(Transformer[Token, Any]):
         token = items[1]
         if not str(token).isdigit():
             raise KbqSyntaxError(f"'{token}' is not a whole number", column=token.column)
-        return ast.Limit(int(str(token)), token.column or 1)
+        return ast.Limit(int(str(_checked(token))), token.column or 1)
 
     def using(self, items: list[Any]) -> ast.Using:
         return ast.Using(items[1])
