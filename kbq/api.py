@@ -13,6 +13,9 @@ from kbq.store.executor import Table
 
 TYPE_CHECKING = False  # typing costs a cold start; annotations are strings (PEP 563)
 if TYPE_CHECKING:
+    from typing import TypeVar
+
+    T = TypeVar("T")
     from collections.abc import Callable, Iterator
     from pathlib import Path
 
@@ -41,6 +44,7 @@ class KnowledgeBase:
         self.endpoint = endpoint
         self._catalog: Catalog | None = None
         self._plans: PlanCache | None = None
+        self._reopen: Callable[[], tuple[pyoxigraph.Store, snapshot.SnapshotInfo]] | None = None
 
     # --- construction -------------------------------------------------------------------
 
@@ -62,7 +66,24 @@ class KnowledgeBase:
 
         paths = [os.fspath(p) for p in overlays]
         store, info = pipeline.ensure(paths, engine=engine, rebuild=rebuild, progress=progress)
-        return cls(lambda q: executor.select(store, q), info=info, store=store)
+        kb = cls(lambda q: executor.select(store, q), info=info, store=store)
+        kb._reopen = lambda: pipeline.ensure(paths, engine=engine, progress=progress)
+        return kb
+
+    def _healing(self, work: Callable[[], T]) -> T:
+        """`work()`; when the engine finds the snapshot damaged (it is then marked so), the
+        snapshot is rebuilt now and `work()` runs once more: a question heals the cache too (M-9)."""
+        from kbq.errors import CacheError
+
+        try:
+            return work()
+        except CacheError:
+            if self._reopen is None:
+                raise
+            store, info = self._reopen()
+            self.store, self.info, self._catalog, self._plans = store, info, None, None
+            self._run = lambda q: executor.select(store, q)
+            return work()
 
     @classmethod
     def remote(cls, url: str, *, timeout: float = 30.0) -> KnowledgeBase:
@@ -83,7 +104,7 @@ class KnowledgeBase:
         from kbq.store.guard import check_query
 
         check_query(query, allow_service=allow_service)
-        return executor.within(timeout, lambda: self._run(query))
+        return self._healing(lambda: executor.within(timeout, lambda: self._run(query)))
 
     def sparql(
         self, query: str, *, allow_service: bool = False, timeout: float | None = executor.QUERY_TIMEOUT
@@ -139,9 +160,12 @@ class KnowledgeBase:
         """Compile and run a kbq question; the answer every door shares (see `ask` for pydantic)."""
         from kbq.lang.run import run_plan
 
-        plan = self.plan(text)
-        with self._endpoint_data():
-            return run_plan(text, plan, self.catalog, self._run, explain=explain)
+        def work() -> Result:
+            plan = self.plan(text)
+            with self._endpoint_data():
+                return run_plan(text, plan, self.catalog, self._run, explain=explain)
+
+        return self._healing(work)
 
     def _plan_cache(self) -> PlanCache | None:
         if self.info is None or os.environ.get("KBQ_NO_PLAN_CACHE"):

@@ -327,6 +327,18 @@ class _Scan:
                 "engine (which crashes on long flat lists); split the query or the list"
             )
 
+    def called(self, offset: int) -> bool:
+        """`(` right after a bare word (a function, BIND, FILTER, IN, COUNT...): arguments, not an
+        RDF collection. After a variable, an IRI, a prefixed name or `a`, it is a collection."""
+        text, j = self.text, offset
+        while j > 0 and text[j - 1] in " \t\r\n":
+            j -= 1
+        end = j
+        while j > 0 and _WORD_CHAR.match(text, j - 1):
+            j -= 1
+        word = text[j:end]
+        return bool(word) and word != "a" and not (j > 0 and text[j - 1] in "?$:") and ":" not in word
+
     def pattern(self, offset: int, count: int) -> None:
         """`count` triple patterns (or list items) joined by the nearest enclosing `{ }` group."""
         for frame in reversed(self.frames[: self.depth_index() + 1]):
@@ -348,7 +360,7 @@ class _Scan:
             data = self.values_next or self.frames[-1][0] == "data"
             if opener == "{":
                 self.values_next = False
-            self.frames.append(["data" if data else opener, 0, 0, False])
+            self.frames.append(["data" if data else opener, 0, 0, opener == "(" and self.called(offset)])
         self.depth += count
         if self.depth > self.max_depth:
             self.max_depth = self.depth
