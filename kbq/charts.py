@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from kbq.output import _cell
+from kbq.sanitize import clean_data
 
 EIGHTHS = " ▏▎▍▌▋▊▉"
 FULL = "█"
@@ -68,6 +69,7 @@ class _Paint:
 
 def render(chart: Chart, *, width: int = 100, color: bool = False) -> str:
     """The chart as lines of text (no trailing newline), none wider than `width`."""
+    chart = clean_data(chart)  # names and titles come from the KB, overlays or an endpoint
     paint = _Paint(color)
     draw = {"breakdown": _breakdown, "bars": _bars, "scatter": _scatter, "paired": _paired}.get(str(chart.get("type")))
     return "\n".join(_fit(draw(chart, width, paint), width)) if draw else ""

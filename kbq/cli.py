@@ -6,17 +6,20 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import NoReturn, TextIO
 
 from kbq.errors import (
     CHECK_FAILED,
-    INTERNAL,
+    InternalError,
     KbqError,
     KnowledgeFileError,
     NoResultError,
+    QueryTimeoutError,
     UnknownTermError,
+    UsageError,
     ValidationError,
 )
+from kbq.sanitize import clean
 from kbq.version import __version__
 
 EXAMPLES = """examples:
@@ -37,12 +40,26 @@ EXAMPLES = """examples:
 COMMANDS = {"build", "validate", "sparql", "shell", "serve", "export", "help"}
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its errors raised as UsageError (so `--format json` gets them as JSON too)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.format_usage().rstrip()}\n{self.prog}: error: {message}")
+
+
+def _seconds(text: str) -> float:
+    value = float(text)
+    if not 0 < value < 1e6:  # also NaN
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds between 0 and 1000000")
+    return value
+
+
 def _progress(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+    print(clean(message), file=sys.stderr, flush=True)
 
 
 def _question_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="kbq",
         description="Ask kbq which GPU a deep-learning workload needs, and why.",
         epilog=EXAMPLES,
@@ -115,12 +132,13 @@ def ask(argv: list[str]) -> int:
 
 
 def cmd_sparql(argv: list[str]) -> int:
-    p = argparse.ArgumentParser(prog="kbq sparql", description="Run raw SPARQL over the inferred KB.")
+    p = _Parser(prog="kbq sparql", description="Run raw SPARQL over the inferred KB.")
     p.add_argument("query", help="a SPARQL 1.1 query, or @FILE to read it from a file")
     _common(p)
     p.add_argument(
         "--allow-service", action="store_true", help="let SERVICE send parts of the query to other endpoints (refused by default)"
     )
+    p.add_argument("--timeout", type=_seconds, default=30.0, metavar="S", help="seconds the query may run (default 30)")
     args = p.parse_args(argv)
     from kbq import output
 
@@ -130,7 +148,7 @@ def cmd_sparql(argv: list[str]) -> int:
             query = Path(query[1:]).read_text(encoding="utf-8")
         except OSError as exc:
             raise KnowledgeFileError(query[1:], None, f"cannot read: {exc.strerror}") from None
-    table = _open(args).table(query, allow_service=args.allow_service)
+    table = _open(args).table(query, allow_service=args.allow_service, timeout=args.timeout)
     if args.format == "json":
         print(output.to_json({"columns": table.columns, "rows": table.rows}))
     elif args.format == "csv":
@@ -141,7 +159,7 @@ def cmd_sparql(argv: list[str]) -> int:
 
 
 def cmd_build(argv: list[str]) -> int:
-    p = argparse.ArgumentParser(prog="kbq build", description="Rebuild the inferred snapshot now.")
+    p = _Parser(prog="kbq build", description="Rebuild the inferred snapshot now.")
     p.add_argument(
         "--engine", choices=["reasonable", "owlrl"], default="reasonable", help="OWL-RL engine (owlrl is the slow reference)"
     )
@@ -158,7 +176,7 @@ def cmd_build(argv: list[str]) -> int:
 
 
 def cmd_validate(argv: list[str]) -> int:
-    p = argparse.ArgumentParser(prog="kbq validate", description="Check Turtle files against kbq's SHACL shapes.")
+    p = _Parser(prog="kbq validate", description="Check Turtle files against kbq's SHACL shapes.")
     p.add_argument("files", nargs="*", help="Turtle files (overlays) to check together with the shipped KB")
     p.add_argument("--only", action="store_true", help="check the given files without the shipped KB")
     args = p.parse_args(argv)
@@ -172,7 +190,7 @@ def cmd_validate(argv: list[str]) -> int:
 
 
 def cmd_shell(argv: list[str]) -> int:
-    p = argparse.ArgumentParser(prog="kbq shell", description="Ask questions interactively (history kept).")
+    p = _Parser(prog="kbq shell", description="Ask questions interactively (history kept).")
     _common(p)
     args = p.parse_args(argv)
     try:
@@ -201,7 +219,7 @@ def cmd_shell(argv: list[str]) -> int:
         try:
             _print_answer(kb.answer(line), args.format, sys.stdout, explain=False)
         except KbqError as exc:
-            print(str(exc), file=sys.stderr)
+            print(clean(str(exc)), file=sys.stderr)
     if readline is not None and history is not None:
         try:
             readline.write_history_file(history)
@@ -211,7 +229,7 @@ def cmd_shell(argv: list[str]) -> int:
 
 
 def cmd_help(argv: list[str]) -> int:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="kbq help", description="The language reference (docs/language.md): forms, clauses, words, keys, units, errors."
     )
     p.add_argument("name", nargs="?", help="a section to print (without one: the list of sections)")
@@ -254,7 +272,7 @@ def cmd_serve(argv: list[str]) -> int:
 
 
 def cmd_export(argv: list[str]) -> int:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="kbq export",
         description="Write the inferred graph for an external SPARQL store.",
         epilog="nt and ttl merge the asserted and inferred triples into one default graph, which is what kbq's "
@@ -306,30 +324,34 @@ def main(argv: list[str] | None = None) -> int:
         if argv and argv[0] in handlers:
             return handlers[argv[0]](argv[1:])
         return ask(argv)
-    except NoResultError as exc:
-        if as_json:
-            from kbq import output
-
-            print(output.to_json({**exc.to_dict(), "no_result": True}))
-        print(f"no result: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except KbqError as exc:
-        if as_json:
-            from kbq import output
-
-            print(output.to_json(exc.to_dict()))
-        print(str(exc), file=sys.stderr)
-        return exc.exit_code
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
         return 0
+    except QueryTimeoutError as exc:
+        code = _report(exc, as_json)
+        sys.stdout.flush()
+        os._exit(code)  # the engine's thread cannot be stopped: end the process with it
+    except KbqError as exc:
+        return _report(exc, as_json)
+    except RecursionError:
+        return _report(UsageError("the input nests too deeply to be read"), as_json)
     except Exception as exc:
         if os.environ.get("KBQ_DEBUG"):
             raise
-        print(f"kbq: internal error: {type(exc).__name__}: {exc} (set KBQ_DEBUG=1 for a traceback)", file=sys.stderr)
-        return INTERNAL
+        error = InternalError(f"kbq: internal error: {type(exc).__name__}: {exc} (set KBQ_DEBUG=1 for a traceback)")
+        return _report(error, as_json)
 
+
+def _report(exc: KbqError, as_json: bool) -> int:
+    """An error: as JSON on stdout under `--format json`, and always as text on stderr."""
+    no_result = isinstance(exc, NoResultError)
+    if as_json:
+        from kbq import output
+
+        print(output.to_json({**exc.to_dict(), "no_result": True} if no_result else exc.to_dict()))
+    print(clean(f"no result: {exc}" if no_result else str(exc)), file=sys.stderr)
+    return exc.exit_code
 
 if __name__ == "__main__":
     sys.exit(main())

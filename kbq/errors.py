@@ -15,7 +15,6 @@ EXIT_CODES = {
     130: "interrupted (Ctrl-C)",
 }
 CHECK_FAILED = 4
-INTERNAL = 70
 
 
 class KbqError(Exception):
@@ -167,3 +166,14 @@ class QueryTimeoutError(KbqError):
     """A query ran past its time limit and was stopped."""
 
     http_status = 503
+
+
+class UsageError(KbqError):
+    """The command line is wrong (an unknown option, a missing argument): argparse's message."""
+
+
+class InternalError(KbqError):
+    """A bug in kbq: something failed that no check foresaw. Reported, never a bare traceback."""
+
+    exit_code = 70
+    http_status = 500

@@ -17,7 +17,7 @@ import os
 import re
 import shutil
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from kbq import sanitize
 from kbq.output import IRI_COLUMNS, _cell
@@ -212,17 +212,6 @@ def _price(price: object) -> str:
     return f"${price['usd']:,.0f} {price['kind']} {str(price.get('date') or '')[:7]}".rstrip()
 
 
-def _safe_spec(value: Any) -> Any:
-    """A chart spec with every string passed through `_safe` (the chart adds its own colour codes)."""
-    if isinstance(value, str):
-        return _safe(value)
-    if isinstance(value, dict):
-        return {k: _safe_spec(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_safe_spec(v) for v in value]
-    return value
-
-
 def answer(result: Result, fmt: str, *, width: int, color: bool, explain: bool) -> str:
     """The whole answer for a terminal or a pipe (`fmt`: table or chart)."""
     page = Page(width, color)
@@ -233,7 +222,7 @@ def answer(result: Result, fmt: str, *, width: int, color: bool, explain: bool) 
     if isinstance(chart, dict):
         from kbq import charts
 
-        page.buffer.write(charts.render(_safe_spec(chart), width=width, color=color) + "\n")
+        page.buffer.write(charts.render(chart, width=width, color=color) + "\n")  # it cleans the spec's text itself
     elif result.rows or result.columns:
         if result.tiers:
             picks: list[list[Value]] = [

@@ -12,15 +12,18 @@ API (kept small on purpose; every text output boundary calls one of these):
 
 * ``clean(text)``: for multi-line text (an answer's explanation, an error message). Keeps newlines
   and tabs, escapes every other control character.
-* ``clean_line(text)``: for one field on one line (a table cell, a CSV cell, a log field). Escapes
-  newlines, carriage returns and tabs too.
+* ``clean_line(text)``: for one field on one line (a table cell, a log field). Escapes newlines,
+  carriage returns and tabs too.
+* ``clean_data(value)``: every string in JSON-like data through ``clean_line`` (for chart specs).
+* ``escape_json(text)``: serialized JSON with those characters as ``\\uXXXX`` (lossless).
 """
 
 from __future__ import annotations
 
 import re
+from typing import Any
 
-__all__ = ["clean", "clean_line"]
+__all__ = ["clean", "clean_data", "clean_line", "escape_json"]
 
 # C0 controls, DEL, C1 controls (U+0080-U+009F, where U+009B is CSI and U+009D is OSC),
 # line/paragraph separators, bidirectional embeddings, overrides and isolates, and lone
@@ -28,6 +31,7 @@ __all__ = ["clean", "clean_line"]
 _UNSAFE = "\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff"
 _MULTI_LINE = re.compile(f"[{_UNSAFE}]")
 _ONE_LINE = re.compile(f"[{_UNSAFE}\t\n]")
+_IN_JSON = re.compile(f"[{_UNSAFE}]")  # json.dumps already escapes \x00-\x1f
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -47,3 +51,24 @@ def clean_line(text: str) -> str:
     if text.isprintable():
         return text
     return _ONE_LINE.sub(_escape, text)
+
+
+def clean_data(value: Any) -> Any:
+    """`value` (JSON-like data: dicts, lists, strings, numbers) with every string `clean_line`d,
+    for renderers that lay data out themselves (charts): no string in it can steer the terminal."""
+    if isinstance(value, str):
+        return clean_line(value)
+    if isinstance(value, dict):
+        return {clean_line(k) if isinstance(k, str) else k: clean_data(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [clean_data(v) for v in value]
+    return value
+
+
+def escape_json(text: str) -> str:
+    """Serialized JSON with every unsafe character written as a `\\uXXXX` escape: the same data
+    (a JSON reader gets the exact string back), nothing a terminal obeys. Such characters can only
+    stand inside JSON strings, where `\\uXXXX` is always valid."""
+    if text.isprintable():
+        return text
+    return _IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)

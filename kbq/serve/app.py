@@ -24,7 +24,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from urllib.parse import parse_qs
 
@@ -38,10 +38,12 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from kbq.errors import KbqError
-from kbq.serve.http import ConnectionLimits, protocol_class
+from kbq.sanitize import clean_line
+from kbq.serve.http import ConnectionLimits, SlowClients, protocol_class
 from kbq.serve.pool import WorkerPool
 from kbq.serve.sparql import ProtocolError, read_body, sparql_endpoint
 from kbq.serve.state import ServerConfig, ServerState, answer, failure, run_job
+from kbq.serve.state import client_address as _client
 from kbq.store.names import NAMES_GRAPH
 from kbq.store.resources import ASSERTED_GRAPH, INFERRED_GRAPH, data_root
 from kbq.store.snapshot import SnapshotInfo
@@ -87,9 +89,9 @@ class AccessLog:
             client = scope.get("client") or ("-", 0)
             access.info(
                 '%s "%s %s" %d %dB %.1fms',
-                client[0],
-                scope["method"],
-                scope["path"],
+                clean_line(str(client[0])),
+                clean_line(scope["method"]),
+                clean_line(scope["path"]),  # decoded: a %0a would forge a log line (issue 22, L-12)
                 status,
                 size,
                 (time.perf_counter() - start) * 1000,
@@ -178,7 +180,7 @@ async def ask(request: Request) -> Response:
         return failure(413, f"question of {len(question)} characters is over this server's limit of {limit}", as_json=True)
     key = ("ask", question, explain)
     if (cached := state.cache.get(key)) is not None:
-        return answer(state, cached, "application/json")
+        return answer(state, cached, "application/json", client=_client(request))
     reply = await run_job(state, {"op": "ask", "q": question, "explain": explain}, as_json=True)
     if isinstance(reply, Response):
         return reply
@@ -186,24 +188,43 @@ async def ask(request: Request) -> Response:
         error = dict(reply.error or {"error": "query failed"})
         return JSONResponse(error, status_code=reply.status)
     state.cache.put(key, reply.body)
-    return answer(state, reply.body, "application/json")
+    return answer(state, reply.body, "application/json", client=_client(request))
 
 
 async def health(request: Request) -> Response:
+    """Whether this server can answer a query now, and why not: 200 "ok" while a worker is ready
+    or being started after a crash (queries wait for it), and neither the query queue nor the
+    connections are full; 503 otherwise, with the reason. Never runs a query itself."""
     state: ServerState = request.app.state.kbq
     pool = state.pool
+    slow: SlowClients = request.app.state.slow_clients
+    problems = []
+    if not pool.started:
+        problems.append("starting")
+    elif pool.ready == 0 and (pool.failing or not pool.restarting):
+        problems.append(f"no query worker can start: {pool.failing or 'none is running'}")
+    if pool.pending >= pool.max_pending:
+        problems.append(f"{pool.pending} queries running or queued, the limit")
+    connections = slow.open
+    if connections >= state.config.max_connections:
+        problems.append(f"{connections} open connections, the limit")
     body = {
-        "status": "ok" if pool.ready else "starting",
+        "status": "ok" if not problems else "unavailable",
+        "problems": problems,
         "workers": pool.ready,
         "size": pool.size,
+        "restarting": pool.restarting,
+        "worker_exits": pool.exits,
         "pending": pool.pending,
+        "connections": connections,
+        "slow_clients": slow.kinds(),
         "snapshot": state.info.key,
         "triples": state.info.asserted + state.info.inferred,
         "network_sandbox": pool.sandboxed,
         "sending_bytes": state.budget.used,
         "warnings": state.warnings + ([] if pool.sandboxed or not pool.ready else [_sandbox_warning(state.config)]),
     }
-    return JSONResponse(body, status_code=200 if pool.ready else 503)
+    return JSONResponse(body, status_code=200 if not problems else 503, headers={"Cache-Control": "no-store"})
 
 
 def _sandbox_warning(config: ServerConfig) -> str:
@@ -245,8 +266,15 @@ async def language_html(request: Request) -> Response:
     return HTMLResponse(REFERENCE_PAGE.format(body=body), headers=PAGE_HEADERS)
 
 
-def create_app(config: ServerConfig, info: SnapshotInfo) -> Starlette:
-    """The ASGI app; its lifespan starts and stops the worker pool."""
+def create_app(
+    config: ServerConfig,
+    info: SnapshotInfo,
+    slow_clients: SlowClients | None = None,
+    resolve: Callable[[], str] | None = None,
+) -> Starlette:
+    """The ASGI app; its lifespan starts and stops the worker pool. `slow_clients`: the
+    connection layer's registry (for /health); `resolve`: finds the snapshot again when workers
+    can no longer open it (a moved or removed cache)."""
     pool = WorkerPool(
         info.path,
         size=config.workers,
@@ -256,6 +284,7 @@ def create_app(config: ServerConfig, info: SnapshotInfo) -> Starlette:
         sandbox=config.sandbox,
         max_bytes=config.max_response_bytes,
         memory_mb=config.worker_memory_mb,
+        resolve=resolve,
     )
     state = ServerState(
         config=config, info=info, served_graphs=frozenset({ASSERTED_GRAPH, INFERRED_GRAPH, NAMES_GRAPH}), pool=pool
@@ -294,6 +323,7 @@ def create_app(config: ServerConfig, info: SnapshotInfo) -> Starlette:
     ]
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
     app.state.kbq = state
+    app.state.slow_clients = slow_clients or SlowClients()
     return app
 
 
@@ -346,6 +376,13 @@ def _parser() -> argparse.ArgumentParser:
         help="connections still sending their request head; past it the slowest is closed (default 256)",
     )
     p.add_argument("--max-connections", type=int, default=1000, metavar="N", help="open connections (default 1000)")
+    p.add_argument(
+        "--min-send-rate",
+        type=int,
+        default=256 * 1024,
+        metavar="BYTES",
+        help="bytes/s a client must read an answer at, after --send-timeout (default 262144)",
+    )
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     return p
 
@@ -381,6 +418,9 @@ def main(argv: list[str] | None = None) -> int:
         max_sending_bytes=4 * args.max_response_bytes,
         worker_memory_mb=args.worker_memory,
         allowed_hosts=_allowed_hosts(args.host, args.allowed_host),
+        max_connections=args.max_connections,
+        send_timeout=args.send_timeout,
+        min_send_rate=args.min_send_rate,
     )
     try:
         store, info = pipeline.ensure(
@@ -401,12 +441,22 @@ def main(argv: list[str] | None = None) -> int:
         body_timeout=args.body_timeout,
         send_timeout=args.send_timeout,
         max_slow_clients=args.max_slow_clients,
+        max_body_bytes=3 * args.max_query_length + 4096 + 16 * 1024,
     )
+    slow_clients = SlowClients()
+
+    def resolve() -> str:
+        """The snapshot for these overlays now: found again in the cache, or rebuilt there."""
+        _store, found = pipeline.ensure(
+            [Path(p) for p in args.kb], engine=os.environ.get("KBQ_ENGINE", "reasonable"), progress=log.info, verify=True
+        )
+        return found.path
+
     uvicorn.run(
-        create_app(config, info),
+        create_app(config, info, slow_clients, resolve),
         host=args.host,
         port=args.port,
-        http=protocol_class(limits),
+        http=protocol_class(limits, slow_clients),
         limit_concurrency=args.max_connections,
         log_config=None,
         access_log=False,

@@ -20,6 +20,7 @@ from starlette.responses import Response
 
 from kbq.serve.guard import Checked, RefusedQuery, check_query
 from kbq.serve.state import ServerState, answer, failure, run_job
+from kbq.serve.state import client_address as _client
 from kbq.store.resources import ASSERTED_GRAPH, INFERRED_GRAPH
 
 RESULT_TYPES = {
@@ -248,7 +249,7 @@ async def sparql_endpoint(request: Request) -> Response:
     key = ("sparql", query, offers[media])
     headers = {"Vary": "Accept"}
     if (cached := state.cache.get(key)) is not None:
-        return answer(state, cached, _content_type(media), headers)
+        return answer(state, cached, _content_type(media), headers, client=_client(request))
     job = {"op": "sparql", "query": query, "format": offers[media]}
     reply = await run_job(state, job, as_json=False)
     if isinstance(reply, Response):
@@ -256,4 +257,4 @@ async def sparql_endpoint(request: Request) -> Response:
     if reply.status != 200:
         return failure(reply.status, str((reply.error or {}).get("error", "query failed")), as_json=False)
     state.cache.put(key, reply.body)
-    return answer(state, reply.body, _content_type(media), headers)
+    return answer(state, reply.body, _content_type(media), headers, client=_client(request))
