@@ -22,20 +22,28 @@ from kbq.errors import (
 from kbq.sanitize import clean
 from kbq.version import __version__
 
-EXAMPLES = """examples:
-  kbq "gpu for lstm where cooling=blower"
-  kbq "best gpu for bert on dense 9-card chassis as of 2020-03"
-  kbq "gpus where memory >= 24gb and nvlink = yes order by bandwidth desc limit 5"
+EXAMPLES = """questions people ask:
+  kbq "does llama 3.1 8b fit on rtx 4090"     (--check: exit 4 if it does not)
+  kbq "how much vram for llama 3.1 70b"
+  kbq "how fast is llama 3.1 8b on rtx 4090"
+  kbq "how many h100 sxm5 for llama 3.1 405b inference"
+  kbq "gpu for llama 3.1 8b inference"        (cheapest, best value, fastest)
+  kbq "cheapest gpu to run llama 3.1 8b"
+  kbq "best value gpu for resnet-50 training under $2000"
+  kbq "is rtx 3090 good for llama 3.1 8b inference"
+  kbq "compare rtx 4090 vs rtx 3090"          kbq "describe rtx 4090"
+more forms:
   kbq "gpu for llama 3.1 70b inference at int4 in an 8-card server"
+  kbq "gpus where memory >= 24gb and nvlink = yes order by bandwidth desc"
+  kbq "best gpu for bert on dense 9-card chassis as of 2020-03"
   kbq "frameworks for rnn"          kbq "sdks for inference"
-  kbq "applications of gan"         kbq "algorithms for machine translation"
-  kbq "requirements for lstm"       kbq "requirements for bert using dettmers"
-  kbq "compare rtx 2080 ti and titan rtx"
-  kbq "describe quadro rtx 8000"    kbq "why quadro rtx 8000 for bert"
-  kbq "keys"                        (every attribute you can use in where / order by)
+  kbq "requirements for lstm"       kbq "why quadro rtx 8000 for bert"
+  kbq "keys"                    (every attribute for where / order by)
   kbq sparql "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"
-  kbq help [FORM]                   (the language reference: every form, word, key, unit and error)
+  kbq help [FORM]               (the language reference, exit codes)
   kbq build | kbq validate [FILE...] | kbq shell | kbq serve | kbq export
+output: the headline first, then the table fitted to $COLUMNS (80 in a pipe);
+NO_COLOR and FORCE_COLOR set the colour
 """
 COMMANDS = {"build", "validate", "sparql", "shell", "serve", "export", "help"}
 

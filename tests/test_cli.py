@@ -89,7 +89,7 @@ def test_overlay_flag(tmp_path: Path) -> None:
 
 def test_help_and_version() -> None:
     run = kbq("--help")
-    assert run.returncode == 0 and "examples:" in run.stdout
+    assert run.returncode == 0 and "questions people ask:" in run.stdout
     assert kbq("--version").stdout.startswith("kbq ")
 
 

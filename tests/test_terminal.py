@@ -161,3 +161,13 @@ def test_check_exit_codes(args: list[str], code: int) -> None:
 def test_exit_codes_are_documented_in_the_reference() -> None:
     text = (ROOT / "docs" / "language.md").read_text(encoding="utf-8")
     assert "- `4`: with --check only: the answer is 'does not fit', or no candidate remains" in text
+
+
+def test_help_fits_80_columns_and_leads_with_todays_questions() -> None:
+    text = kbq("--help").stdout
+    assert max(len(line) for line in text.splitlines()) <= 80
+    examples = text.split("questions people ask:", 1)[1]
+    first = re.findall(r'kbq "([^"]+)"', examples)[:4]
+    assert first[0].startswith("does ") and any(q.startswith("how fast") for q in first)
+    for question in re.findall(r'kbq "([^"]+)"', examples):
+        assert kbq(question).returncode == 0, question  # every example runs
