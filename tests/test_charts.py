@@ -144,13 +144,16 @@ def test_an_ascending_ratio_recommends_the_lowest_defined_ratio(kb) -> None:  # 
 def test_compare_pairs_every_numeric_attribute(kb) -> None:  # type: ignore[no-untyped-def]
     answer = kb.answer(COMPARE)
     chart = answer.extra["chart"]
-    assert chart["type"] == "paired" and chart["names"] == answer.columns[1:]
-    table = {r[0]: r[1:] for r in answer.rows}
+    n = len(chart["names"])
+    assert chart["type"] == "paired" and chart["names"] == answer.columns[1 : 1 + n]
+    assert answer.columns[1 + n :] == ["ratio"]  # two GPUs: first / second after their values
+    table = {r[0]: r[1 : 1 + n] for r in answer.rows}
+    skip = {"sources", "measured results"}  # counts, not attributes of the cards
     drawn = {a["column"] for a in chart["attributes"]}
     for label, values in table.items():
         numeric = [v for v in values if v is not None]
         key = label.split(" (")[0]
-        if numeric and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in numeric) and label != "sources":
+        if numeric and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in numeric) and label not in skip:
             assert key in drawn, label
     for attribute in chart["attributes"]:
         label = attribute["column"] + (f" ({attribute['unit']})" if attribute["unit"] else "")

@@ -171,3 +171,30 @@ def test_help_fits_80_columns_and_leads_with_todays_questions() -> None:
     assert first[0].startswith("does ") and any(q.startswith("how fast") for q in first)
     for question in re.findall(r'kbq "([^"]+)"', examples):
         assert kbq(question).returncode == 0, question  # every example runs
+
+
+def test_describe_has_units_and_the_essentials_first(kb) -> None:  # type: ignore[no-untyped-def]
+    answer = kb.answer("describe rtx 4090")
+    assert answer.columns == ["attribute", "value", "unit"]
+    first = [r[0] for r in answer.rows[:3]]
+    assert first == ["memory", "memory bandwidth", "tensor throughput (FP16/BF16, FP32 accumulate)"]
+    rows = {r[0]: r for r in answer.rows}
+    assert rows["memory"][1:] == [24, "GB"] and rows["TDP"][2] == "W"
+    price = str(rows["price"][1])
+    assert re.fullmatch(r"\$[\d,]+ (street price|launch MSRP|list price|reported price) \d{4}-\d{2}-\d{2}", price)
+    attributes = [r[0] for r in answer.rows]
+    measured = [i for i, a in enumerate(attributes) if a == "measured"]
+    assert measured and measured == list(range(measured[0], len(attributes)))  # grouped at the end
+    assert attributes.index("TDP") < attributes.index("vendor")  # power among the essentials
+    assert answer.headline.startswith("GeForce RTX 4090: 24 GB, 1008 GB/s, 165.2 TFLOPS tensor, $")
+
+
+def test_compare_has_ratios_prices_power_and_measured_results(kb) -> None:  # type: ignore[no-untyped-def]
+    answer = kb.answer("compare rtx 4090 vs rtx 3090")
+    rows = {r[0]: r for r in answer.rows}
+    assert rows["bandwidth (GB/s)"][3] == pytest.approx(round(1008 / rows["bandwidth (GB/s)"][2], 2))
+    assert rows["tdp (W)"][3] == pytest.approx(round(450 / rows["tdp (W)"][2], 2))
+    assert rows["compute_capability"][3] is None  # no ratio of versions
+    assert str(rows["price (kind, date)"][1]).startswith("$")
+    assert all(isinstance(v, int) for v in rows["measured results"][1:3])
+    assert answer.headline.startswith("GeForce RTX 4090 vs GeForce RTX 3090: 1x memory, ")

@@ -64,6 +64,7 @@ TERMS = frozenset(
         "defaultValue",
         "defaultVariant",
         "dimension",
+        "describeOrder",
         "displayOrder",
         "division",
         "encoderOnly",

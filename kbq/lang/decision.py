@@ -144,16 +144,30 @@ def decide(
     elif kind == "why":
         d.headline = explanation[0] if explanation else ""
     elif kind == "compare":
-        names = columns[1:]
-        d.headline = f"compare {' vs '.join(names)}: {len(rows)} attributes"
+        names = [c for c in columns[1:] if c != "ratio"]
+        d.headline = " vs ".join(names)
+        if "ratio" in col and len(names) == 2:
+            by_key: dict[str, list[Value]] = {}
+            for r in rows:
+                by_key.setdefault(str(r[0]).split(" (")[0], r)  # 'price (USD)' before 'price (kind, date)'
+            parts = [
+                f"{by_key[k][col['ratio']]:g}x {k}"
+                for k in ("memory", "bandwidth", "tensor")
+                if k in by_key and by_key[k][col["ratio"]] is not None
+            ]
+            price = by_key.get("price")
+            if price is not None and all(isinstance(v, (int, float)) for v in price[1:3]):
+                parts.append(f"price ${_fmt(price[1])} vs ${_fmt(price[2])}")
+            if parts:
+                d.headline += ": " + ", ".join(parts)
     elif kind == "describe":
         d.headline = explanation[0] if explanation else ""
     elif kind == "instances":
         name_at, price_at = col.get("name"), col.get("price")
         if rows and name_at is not None:
             first = rows[0]
-            price = f" at ${_fmt(first[price_at])}/h" if price_at is not None and first[price_at] is not None else ""
-            d.headline = f"{len(rows)} cloud instance(s); lowest rate: {first[name_at]}{price}"
+            rate = f" at ${_fmt(first[price_at])}/h" if price_at is not None and first[price_at] is not None else ""
+            d.headline = f"{len(rows)} cloud instance(s); lowest rate: {first[name_at]}{rate}"
     elif kind == "list":
         names = [str(r[1]) for r in rows if len(r) > 1]
         head = explanation[0].split(" [plan")[0] if explanation else "answer"

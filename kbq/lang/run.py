@@ -168,7 +168,11 @@ def _describe(plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run) -
     return out
 
 
-def _compare(plan: Plan, rows: list[list[Value]], catalog: Catalog) -> tuple[list[list[Value]], list[tuple[Key, str]]]:
+def _compare(
+    plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run
+) -> tuple[list[list[Value]], list[tuple[Key, str]]]:
+    from kbq.lang.cards import ordered_keys
+
     gpus = [str(g) for g in plan.extra.get("gpus", [])]
     by_gpu: dict[str, dict[str, list[Value]]] = {g: {} for g in gpus}
     for gpu, p, _value, label in rows:
@@ -181,7 +185,8 @@ def _compare(plan: Plan, rows: list[list[Value]], catalog: Catalog) -> tuple[lis
             cell.append(label)
     out = []
     attributes: list[tuple[Key, str]] = []
-    for key in catalog.gpu_keys():
+    present = {k for g in gpus for k in by_gpu[g]}
+    for key in ordered_keys(catalog, present, run):  # the essentials first (kbq:describeOrder)
         if any(key.key in by_gpu[g] for g in gpus):
             unit = f" ({key.unit_symbol})" if key.unit_symbol else ""
             cells: list[Value] = []
@@ -292,8 +297,15 @@ def run_plan(text: str, plan: Plan, catalog: Catalog, run: Run, *, explain: bool
     elif plan.kind == "describe":
         rows = _describe(plan, rows, catalog, run)
         columns = ["property", "value"]
+        is_gpu = plan.subject and run(PREFIXES + f"SELECT ?t WHERE {{ {terms.iri(plan.subject)} a kbq:GPU }} LIMIT 1").rows
+        if is_gpu:
+            from kbq.lang.cards import describe_gpu
+
+            rows, summary = describe_gpu(str(plan.subject), rows, catalog, run)
+            columns = ["attribute", "value", "unit"]
+            explanation.insert(0, summary)
     elif plan.kind == "compare":
-        rows, attributes = _compare(plan, rows, catalog)
+        rows, attributes = _compare(plan, rows, catalog, run)
         sources: dict[str, list[str]] = {}
         for iri in plan.extra.get("gpus", []):
             cited = run(PREFIXES + f"SELECT ?s WHERE {{ {terms.iri(str(iri))} dcterms:source ?s }} ORDER BY ?s").rows
@@ -304,6 +316,14 @@ def run_plan(text: str, plan: Plan, catalog: Catalog, run: Run, *, explain: bool
         chart = chartspec.compare_chart(names, rows, attributes, sources)
         if chart is not None:
             extra["chart"] = chart
+        from kbq.lang import cards
+
+        gpu_iris = [str(g) for g in gpus] if isinstance(gpus, list) else []
+        added = cards.compare_prices(gpu_iris, run) + cards.compare_measured(gpu_iris, run)
+        rows = cards.compare_ratios(rows + added, len(names))
+        if len(names) == 2:
+            columns = [*columns, "ratio"]
+            explanation.insert(1, f"ratio: {names[0]} / {names[1]}")
     elif plan.kind == "instances":
         rows, columns = evaluate_instances(plan, rows)
         if not rows:

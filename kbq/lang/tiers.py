@@ -13,34 +13,12 @@ from __future__ import annotations
 from typing import Any
 
 from kbq.lang import terms
+from kbq.lang.cards import prices as card_prices
 from kbq.lang.catalog import PREFIXES, Run
 from kbq.lang.evaluate.cost import cards_cost
 from kbq.store.executor import Value
 
 DEFAULT_CARDS = "tier_max_cards"
-
-
-def _prices(run: Run, gpus: list[str], before: str | None) -> dict[tuple[str, bool], dict[str, Any]]:
-    """(GPU, used?) -> its price by the one price rule (kbq.lang.evaluate.cost.PRICE_RULE: the
-    latest observation before `before`, the lowest that day), new and used apart: {usd, kind, date, source}."""
-    if not gpus:
-        return {}
-    values = " ".join(terms.iri(g) for g in gpus)
-    dated = f"FILTER(?date < {terms.date(before)})" if before else ""
-    rows = run(
-        PREFIXES
-        + f"""SELECT ?gpu ?used ?usd ?kind ?date ?source WHERE {{ VALUES ?gpu {{ {values} }}
-  ?po kbq:priceOf ?gpu ; kbq:priceKind ?k ; kbq:priceUsd ?usd ; kbq:observedOn ?date . ?k rdfs:label ?kind .
-  OPTIONAL {{ ?po dcterms:source ?source }}
-  BIND(?k = kb:UsedPrice AS ?used) {dated}
-}} ORDER BY ?gpu ?used DESC(?date) ?usd ?source"""
-    ).rows
-    out: dict[tuple[str, bool], dict[str, Any]] = {}
-    for gpu, used, usd, kind, date, source in rows:
-        key = (str(gpu), bool(used))
-        if key not in out and isinstance(usd, (int, float)):
-            out[key] = {"usd": float(usd), "kind": str(kind), "date": str(date), "source": str(source) if source else None}
-    return out
 
 
 def max_cards(run: Run) -> tuple[int, str]:
@@ -83,7 +61,7 @@ def tiers(
         return [], []
     default, why_default = max_cards(run)
     cap = limit_cards or default
-    prices = _prices(run, [str(r[col["gpu"]]) for r in rows], as_of)
+    prices = card_prices(run, [str(r[col["gpu"]]) for r in rows], as_of)
     segment_at, score_at = col.get("segment"), col.get("score")
 
     def cards(row: list[Value]) -> int | None:
