@@ -189,3 +189,27 @@ def test_assumptions_are_only_those_used(kb) -> None:  # type: ignore[no-untyped
     assert not any("ZeRO" in line for line in single.explanation if line.startswith("assumed:"))
     published = kb.ask("memory for deepseek v3 inference")
     assert any("weights in FP8" in line for line in published.explanation)
+
+
+def test_a_date_acts_the_same_on_the_price_column_and_a_price_filter(kb) -> None:  # type: ignore[no-untyped-def]
+    """The price rule at 'as of': the card the column prices at $1,499 passes 'under $2000' then."""
+    ranked = kb.ask("cheapest nvidia gpu with 24gb as of 2023-09")
+    price = ranked.columns.index("price")
+    name, cost = ranked.rows[0][1], ranked.rows[0][price]
+    assert cost is not None and cost < 2000
+    filtered = kb.ask("cheapest nvidia gpu with 24gb under $2000 as of 2023-09")
+    assert filtered.rows[0][1] == name and filtered.rows[0][price] == cost
+    where = kb.ask("nvidia gpus with 24gb where price <= 2000 as of 2023-09")
+    assert name in [r[1] for r in where.rows]
+    assert any(line.startswith("price: the lowest new-card price") for line in ranked.explanation)
+
+
+def test_instances_keep_only_what_the_cards_rule_holds(kb) -> None:  # type: ignore[no-untyped-def]
+    """Every instance offered for a workload holds it on its GPU count, as the memory form says
+    of the same GPUs (one evaluation, two doors)."""
+    answer = kb.ask("instances for llama 3.1 70b inference at fp8")
+    gpus, model = answer.columns.index("gpus"), answer.columns.index("gpu_model")
+    assert answer.rows
+    for row in answer.rows:
+        fit = kb.memory("llama 3.1 70b", process="inference", precision="fp8", gpu=str(row[model]), gpus=int(row[gpus]))
+        assert fit.explanation[0].startswith("verdict: fits"), (row[1], fit.explanation[0])

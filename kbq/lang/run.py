@@ -8,7 +8,6 @@ from kbq.errors import NoResultError
 from kbq.lang import chartspec, terms
 from kbq.lang.catalog import KBQ_NS, PREFIXES, Catalog, Key, Run
 from kbq.lang.decision import Decision, decide
-from kbq.lang.gpu.evaluated import evaluate_instances, evaluate_rows
 from kbq.lang.plan import Plan
 from kbq.store.executor import Value
 
@@ -251,7 +250,9 @@ def run_plan(text: str, plan: Plan, catalog: Catalog, run: Run, *, explain: bool
     extra: dict[str, object] = {}
     if plan.kind in ("gpus", "why") and not rows:
         raise NoResultError(emptied_by(plan, run) if plan.constraints else "no GPU in the KB")
-    if plan.kind in ("gpus", "why"):
+    if plan.kind in ("gpus", "why") and plan.extra.get("evaluation"):
+        from kbq.lang.gpu.evaluated import evaluate_rows  # only a ranking whose rows are evaluated pays its import
+
         rows = evaluate_rows(plan, rows)
         if not rows:
             limit = (plan.extra.get("evaluation") or {}).get("cards_limit")
@@ -325,6 +326,8 @@ def run_plan(text: str, plan: Plan, catalog: Catalog, run: Run, *, explain: bool
             columns = [*columns, "ratio"]
             explanation.insert(1, f"ratio: {names[0]} / {names[1]}")
     elif plan.kind == "instances":
+        from kbq.lang.gpu.evaluated import evaluate_instances
+
         rows, columns = evaluate_instances(plan, rows)
         if not rows:
             raise NoResultError("no cloud instance matches: " + "; ".join(c[0] for c in plan.constraints))

@@ -57,7 +57,8 @@ def evaluate_rows(plan: Plan, rows: list[list[Value]]) -> list[list[Value]]:
         if t is not None:
             price = _number(row[col["price"]]) if "price" in col else None
             tdp = _number(row[col["tdp"]]) if "tdp" in col else None
-            row[col["tco_usd"]] = tco(t, price, tdp, cards)
+            cost = tco(t, price, tdp, cards)
+            row[col["tco_usd"]] = round(cost, 2) if cost is not None else None
     limit = spec.get("cards_limit")
     if limit:
         at = col["cards_needed"]

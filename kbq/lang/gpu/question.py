@@ -11,6 +11,7 @@ from kbq.lang.catalog import Key, Term, k
 from kbq.lang.context import Constraint, Context, Status
 from kbq.lang.contract import STRATEGIES
 from kbq.lang.evaluate.cost import PRICE_RULE, Tco
+from kbq.lang.evaluate.split import cards_needed
 from kbq.lang.gpu import columns, constraints, explain, ordering
 from kbq.lang.gpu.ordering import Metric, Profile
 from kbq.lang.plan import Plan
@@ -281,7 +282,7 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
         notes += precision_notes
     fit = memory_fit(ctx, ask, workload_term, notes)
     if fit is not None and ask.cards:
-        notes.append(f"kept: GPUs on which {fit.model.label} fits in {ask.cards} card(s) (the cards-needed rule)")
+        found.append(_fits_in(ctx, fit, ask.cards))
     # --- columns ---------------------------------------------------------------------------
     shown: list[Key] = []
     metrics: list[list[Metric]] = []
@@ -490,6 +491,21 @@ def _picture(
     }
 
 
+def _fits_in(ctx: Context, fit: Estimate, cards: int) -> Constraint:
+    """'in an 8-card server': the GPUs the cards-needed rule says hold the workload in that many
+    cards, evaluated here (kbq.lang.evaluate) on each GPU's memory; SPARQL only receives the list,
+    so the ranking's candidates (and the best figures its score divides by) are those GPUs."""
+    share = fit.scenario.usable_share
+    rows = ctx.rows("SELECT ?gpu ?m WHERE { ?gpu a kbq:GPU ; kbq:memory ?m } ORDER BY ?gpu")
+    held = []
+    for gpu, memory in rows:
+        needed = cards_needed(fit.footprint, float(memory) * share)  # type: ignore[arg-type]
+        if needed is not None and needed.cards <= cards:
+            held.append(terms.iri(str(gpu)))
+    test = f"?gpu IN ({', '.join(held)})" if held else "false"
+    return Constraint(f"{fit.model.label} fits in {cards} card(s) (the cards-needed rule on each GPU's memory)", test)
+
+
 def _evaluation_spec(
     ctx: Context,
     ask: Ask,
@@ -518,7 +534,7 @@ def _evaluation_spec(
         "computed": computed,
         "footprint": fit.footprint.to_data() if fit is not None else None,
         "usable_share": fit.scenario.usable_share if fit is not None else 1.0,
-        "cards_limit": ask.cards if fit is not None else None,
+        "cards_limit": None,  # 'in N cards' is a constraint (_fits_in): the candidates already fit
         "cards_first": _cards_first(ask, strategy, fit is not None),
         "strategy": strategy,
         "cost_key": cost_key,
