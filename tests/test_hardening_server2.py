@@ -88,8 +88,7 @@ def test_slow_heads_and_slow_bodies_are_capped_together(tight: ServerProcess) ->
     Now heads and bodies count in one cap (32 here): past it the longest-waiting goes."""
     socks: list[socket.socket] = []
     body_head = (
-        b"POST /sparql HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/sparql-query\r\n"
-        b"Content-Length: 1000\r\n\r\nASK"
+        b"POST /sparql HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/sparql-query\r\nContent-Length: 1000\r\n\r\nASK"
     )
     try:
         with HealthWatch(tight.url):
@@ -163,7 +162,7 @@ def test_slow_readers_cannot_take_the_send_budget(tight: ServerProcess) -> None:
 
 
 def test_a_request_path_cannot_forge_a_log_line_or_reach_the_terminal(tight: ServerProcess) -> None:
-    forged = "/x%0a2026-01-01 00:00:00,000 INFO kbq.access: 10.0.0.1 \"GET /admin\" 200%1b]0;owned%07"
+    forged = '/x%0a2026-01-01 00:00:00,000 INFO kbq.access: 10.0.0.1 "GET /admin" 200%1b]0;owned%07'
     with raw(tight) as sock:
         sock.sendall(f"GET {forged.replace(' ', '%20')} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
         assert _reply(sock, 2).startswith(b"HTTP/1.1 404")
