@@ -31,6 +31,13 @@ from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+# The private surface this module relies on (checked once, so an incompatible uvicorn fails at
+# start, naming what is missing, instead of silently serving without bounds).
+_HOOKS = ("data_received", "on_headers_complete", "on_message_complete", "on_response_complete", "pause_writing")
+_MISSING = [name for name in _HOOKS if not callable(getattr(HttpToolsProtocol, name, None))]
+if _MISSING:
+    raise ImportError(f"this uvicorn's HttpToolsProtocol lacks {', '.join(_MISSING)}: kbq serve needs uvicorn <0.55")
+
 
 @dataclass(frozen=True)
 class ConnectionLimits:
