@@ -437,10 +437,25 @@ def main(argv: list[str] | None = None) -> int:
     slow_clients = SlowClients()
 
     def resolve() -> str:
-        """The snapshot for these overlays now: found again in the cache, or rebuilt there."""
-        _store, found = pipeline.ensure(
-            [Path(p) for p in args.kb], engine=os.environ.get("KBQ_ENGINE", "reasonable"), progress=log.info, verify=True
-        )
+        """The snapshot for these overlays now: found again in the cache, or rebuilt there by a
+        `kbq build` child (a build in this process would hold the event loop up)."""
+        import subprocess
+        import sys
+
+        from kbq.store import snapshot
+
+        engine = os.environ.get("KBQ_ENGINE", "reasonable")
+        if snapshot.problem(snapshot.snapshot_path(args.kb, engine), verify=True) is not None:
+            log.warning("kbq serve: the snapshot is gone or damaged; rebuilding it in %s", snapshot.cache_root())
+            overlays = [flag for path in args.kb for flag in ("--kb", path)]
+            subprocess.run(
+                [sys.executable, "-m", "kbq", "build", "--engine", engine, *overlays],
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=float(os.environ.get("KBQ_BUILD_TIMEOUT", "900")) + 60,
+                check=False,
+            )
+        _store, found = pipeline.ensure([Path(p) for p in args.kb], engine=engine, progress=log.info, verify=True)
         return found.path
 
     uvicorn.run(
