@@ -176,6 +176,10 @@ def protocol_class(limits: ConnectionLimits, registry: SlowClients | None = None
             super().on_message_complete()
 
         def on_response_complete(self) -> None:
+            if self._phase == "body":  # answered before its body was all here (a 413): the rest is no head
+                slow.pop(self, None)
+                self.transport.close()
+                return
             super().on_response_complete()
             if not self.transport.is_closing():
                 self._expect_head()
