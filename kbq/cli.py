@@ -177,8 +177,10 @@ def cmd_build(argv: list[str]) -> int:
 
     _store, info = pipeline.ensure([Path(f) for f in args.kb], engine=args.engine, rebuild=True, progress=_progress)
     print(
-        f"snapshot {info.key} ({info.engine}): {info.asserted} triples asserted, {info.inferred} inferred "
-        f"in {info.rounds} rounds; reasoning {info.reason_seconds:.2f} s, build {info.build_seconds:.2f} s\n{info.path}"
+        clean(
+            f"snapshot {info.key} ({info.engine}): {info.asserted} triples asserted, {info.inferred} inferred "
+            f"in {info.rounds} rounds; reasoning {info.reason_seconds:.2f} s, build {info.build_seconds:.2f} s\n{info.path}"
+        )
     )
     return 0
 
@@ -267,9 +269,9 @@ def cmd_help(argv: list[str]) -> int:
         Path(args.write).write_text(ref.markdown(), encoding="utf-8")
         print(f"wrote {args.write}", file=sys.stderr)
     if args.all:
-        print(ref.markdown(), end="")
+        print(clean(ref.markdown()), end="")
     if args.name is not None:
-        print(ref.section(args.name), end="")
+        print(clean(ref.section(args.name)), end="")
     return 0
 
 

@@ -193,7 +193,7 @@ def test_a_copied_cache_with_new_times_is_checked_once(cache: Path, tmp_path: Pa
     snap = str(folder(copy))
     assert snapshot.problem(snap) is None  # hashes match: intact, times recorded again
     assert snapshot._read_manifest(snap)["contents"] == {
-        n: (os.stat(os.path.join(snap, n)).st_size, os.stat(os.path.join(snap, n)).st_mtime_ns, v[2])
+        n: (os.stat(os.path.join(snap, n)).st_size, os.stat(os.path.join(snap, n)).st_mtime_ns, *v[2:])
         for n, v in snapshot._read_manifest(snap)["contents"].items()  # type: ignore[union-attr]
     }
 

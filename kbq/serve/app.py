@@ -32,7 +32,7 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
-from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
+from starlette.responses import FileResponse, HTMLResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -42,7 +42,7 @@ from kbq.sanitize import clean_line
 from kbq.serve.http import ConnectionLimits, SlowClients, protocol_class
 from kbq.serve.pool import WorkerPool
 from kbq.serve.sparql import ProtocolError, read_body, sparql_endpoint
-from kbq.serve.state import ServerConfig, ServerState, answer, failure, run_job
+from kbq.serve.state import SafeJSONResponse, ServerConfig, ServerState, answer, failure, run_job
 from kbq.serve.state import client_address as _client
 from kbq.store.names import NAMES_GRAPH
 from kbq.store.resources import ASSERTED_GRAPH, INFERRED_GRAPH, data_root
@@ -186,7 +186,7 @@ async def ask(request: Request) -> Response:
         return reply
     if reply.status != 200:
         error = dict(reply.error or {"error": "query failed"})
-        return JSONResponse(error, status_code=reply.status)
+        return SafeJSONResponse(error, status_code=reply.status)
     state.cache.put(key, reply.body)
     return answer(state, reply.body, "application/json", client=_client(request))
 
@@ -224,7 +224,7 @@ async def health(request: Request) -> Response:
         "sending_bytes": state.budget.used,
         "warnings": state.warnings + ([] if pool.sandboxed or not pool.ready else [_sandbox_warning(state.config)]),
     }
-    return JSONResponse(body, status_code=200 if not problems else 503, headers={"Cache-Control": "no-store"})
+    return SafeJSONResponse(body, status_code=200 if not problems else 503, headers={"Cache-Control": "no-store"})
 
 
 def _sandbox_warning(config: ServerConfig) -> str:
@@ -387,6 +387,15 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+class _OneLineFormatter(logging.Formatter):
+    """Each log message on one line with its control characters escaped, whatever it quotes (a
+    path, a question, a file name): no forged lines, nothing a terminal obeys (issue 22, L-12)."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        record.message = clean_line(record.message)
+        return super().formatMessage(record)
+
+
 def _is_loopback(host: str) -> bool:
     try:
         return ipaddress.ip_address(host).is_loopback
@@ -402,6 +411,8 @@ def main(argv: list[str] | None = None) -> int:
 
     args = _parser().parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    for handler in logging.getLogger().handlers:
+        handler.setFormatter(_OneLineFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     config = ServerConfig(
         host=args.host,
         port=args.port,
@@ -446,10 +457,25 @@ def main(argv: list[str] | None = None) -> int:
     slow_clients = SlowClients()
 
     def resolve() -> str:
-        """The snapshot for these overlays now: found again in the cache, or rebuilt there."""
-        _store, found = pipeline.ensure(
-            [Path(p) for p in args.kb], engine=os.environ.get("KBQ_ENGINE", "reasonable"), progress=log.info, verify=True
-        )
+        """The snapshot for these overlays now: found again in the cache, or rebuilt there by a
+        `kbq build` child (a build in this process would hold the event loop up)."""
+        import subprocess
+        import sys
+
+        from kbq.store import snapshot
+
+        engine = os.environ.get("KBQ_ENGINE", "reasonable")
+        if snapshot.problem(snapshot.snapshot_path(args.kb, engine), verify=True) is not None:
+            log.warning("kbq serve: the snapshot is gone or damaged; rebuilding it in %s", snapshot.cache_root())
+            overlays = [flag for path in args.kb for flag in ("--kb", path)]
+            subprocess.run(
+                [sys.executable, "-m", "kbq", "build", "--engine", engine, *overlays],
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=float(os.environ.get("KBQ_BUILD_TIMEOUT", "900")) + 60,
+                check=False,
+            )
+        _store, found = pipeline.ensure([Path(p) for p in args.kb], engine=engine, progress=log.info, verify=True)
         return found.path
 
     uvicorn.run(

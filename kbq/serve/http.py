@@ -31,6 +31,13 @@ from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+# The private surface this module relies on (checked once, so an incompatible uvicorn fails at
+# start, naming what is missing, instead of silently serving without bounds).
+_HOOKS = ("data_received", "on_headers_complete", "on_message_complete", "on_response_complete", "pause_writing")
+_MISSING = [name for name in _HOOKS if not callable(getattr(HttpToolsProtocol, name, None))]
+if _MISSING:
+    raise ImportError(f"this uvicorn's HttpToolsProtocol lacks {', '.join(_MISSING)}: kbq serve needs uvicorn <0.55")
+
 
 @dataclass(frozen=True)
 class ConnectionLimits:
@@ -169,6 +176,10 @@ def protocol_class(limits: ConnectionLimits, registry: SlowClients | None = None
             super().on_message_complete()
 
         def on_response_complete(self) -> None:
+            if self._phase == "body":  # answered before its body was all here (a 413): the rest is no head
+                slow.pop(self, None)
+                self.transport.close()
+                return
             super().on_response_complete()
             if not self.transport.is_closing():
                 self._expect_head()

@@ -12,6 +12,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.types import Receive, Scope, Send
 
+from kbq.output import to_json
+from kbq.sanitize import clean
 from kbq.serve.pool import PoolBusy, QueryTimeout, Reply, WorkerLost, WorkerPool
 from kbq.store.snapshot import SnapshotInfo
 
@@ -184,8 +186,15 @@ def failure(
 ) -> Response:
     """An error response: JSON {error, ...} for /ask, plain text for the SPARQL endpoint."""
     if as_json:
-        return JSONResponse({"error": message, **(extra or {})}, status_code=status, headers=headers)
-    return PlainTextResponse(message + "\n", status_code=status, headers=headers)
+        return SafeJSONResponse({"error": message, **(extra or {})}, status_code=status, headers=headers)
+    return PlainTextResponse(clean(message) + "\n", status_code=status, headers=headers)
+
+
+class SafeJSONResponse(JSONResponse):
+    """Strict JSON (no NaN), control characters as \\u escapes: what kbq.output.to_json writes."""
+
+    def render(self, content: object) -> bytes:
+        return to_json(content).encode("utf-8")  # type: ignore[arg-type]
 
 
 async def run_job(state: ServerState, job: Mapping[str, object], *, as_json: bool) -> Reply | Response:
