@@ -381,7 +381,17 @@ def test_ask_matches_the_command(http: httpx.Client, question: str) -> None:
     assert http.post("/ask", data={"q": question}).json() == expected
     assert http.post("/ask", json={"q": question}).json() == expected
     assert http.post("/ask", content=question, headers={"Content-Type": "text/plain"}).json() == expected
-    assert list(expected) == ["question", "kind", "columns", "rows", "units", "sparql", "explanation", "removed", "extra"]
+    assert list(expected) == [
+        "question", "headline", "kind", "columns", "rows", "units", "sparql", "explanation", "removed",
+        "verdict", "recommended", "tiers", "numbers", "extra",
+    ]  # fmt: skip
+    assert expected["headline"] and expected["headline"] == http.get("/ask", params={"q": question}).json()["headline"]
+
+
+def test_ask_carries_the_verdict(http: httpx.Client) -> None:
+    body = http.get("/ask", params={"q": "does llama 3.1 70b fit on rtx 4090"}).json()
+    assert body["verdict"]["status"] == "does not fit" and body["verdict"]["fits"] is False
+    assert body["headline"].startswith("does not fit: ")
 
 
 def test_ask_error_has_column_and_suggestions(http: httpx.Client) -> None:
