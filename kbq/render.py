@@ -3,8 +3,8 @@ formulas and sources folded into numbered notes under it, then the explanation, 
 
 The width is $COLUMNS, else the terminal's, else 80 (a pipe or a file); colour only on a
 terminal, never with NO_COLOR, always with FORCE_COLOR (https://no-color.org,
-https://force-color.org). Tables are laid out by `rich` (imported here only, when a table is
-printed, so the command's cold start does not pay for it where it prints none).
+https://force-color.org). Laid out with the standard library only: `rich` did the same job but
+cost 170 ms a call (its import and layout), more than the whole command did before.
 
 Every text shown passes `_safe` (kbq.sanitize), the one place control characters from the KB, an
 overlay or an endpoint are neutralised before they reach the terminal.
@@ -12,10 +12,8 @@ overlay or an endpoint are neutralised before they reach the terminal.
 
 from __future__ import annotations
 
-import io
 import os
 import re
-import shutil
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
@@ -24,13 +22,12 @@ from kbq.output import IRI_COLUMNS, _cell
 from kbq.store.executor import Value
 
 if TYPE_CHECKING:
-    from rich.console import Console
 
     from kbq.lang.run import Result
 
 FOLDED = ("formula", "source")  # long text columns, shown as numbered notes under the table
 URL = re.compile(r"https?://[^\s,;)\]]+")
-TRAILING = re.compile(r"\s+((?:\x1b\[[0-9;]*m)*)$")
+TRAILING = re.compile(r"\s+((?:\x1b\[[0-9;]*m|\x1b\]8;;\x1b\\)*)$")
 NAME_MAX = 28  # a name column wraps past this many cells
 DEFAULT_WIDTH = 80
 
@@ -41,6 +38,8 @@ def width(stream: TextIO) -> int:
     if columns.isdigit() and int(columns) > 0:
         return int(columns)
     if getattr(stream, "isatty", lambda: False)():
+        import shutil  # only on a terminal: a pipe does not pay its import
+
         return shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
     return DEFAULT_WIDTH
 
@@ -78,95 +77,132 @@ class Notes:
         return URL.sub(lambda m: self.ref(m.group()), line)
 
 
+STYLES = {"bold": "1", "dim": "2"}
+
+
+def cells(text: str) -> int:
+    """Terminal cells `text` takes (East Asian wide and full-width characters take two)."""
+    if text.isascii():
+        return len(text)
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    """`text` in lines of at most `width` cells (words longer than a line are cut)."""
+    if cells(text) <= width:
+        return [text]
+    import textwrap
+
+    lines = textwrap.wrap(text, max(1, width), break_on_hyphens=False) or [""]
+    out = []
+    for line in lines:  # textwrap counts characters: cut again where wide characters overflow
+        while cells(line) > width:
+            cut = width
+            while cells(line[:cut]) > width:
+                cut -= 1
+            out.append(line[:cut])
+            line = line[cut:]
+        out.append(line)
+    return out
+
+
 class Page:
-    """The terminal text of one answer (see `answer`)."""
+    """The terminal text of one answer (see `answer`): plain text laid out to the width, with
+    ANSI bold/dim and OSC 8 links only when colour is on."""
 
     def __init__(self, width: int, color: bool) -> None:
-        from rich.console import Console
-
-        self.width, self.color = width, color
-        self.buffer = io.StringIO()
-        self.console: Console = Console(
-            file=self.buffer,
-            width=width,
-            force_terminal=color,
-            no_color=not color,
-            color_system="standard" if color else None,
-            highlight=False,
-            markup=False,
-            emoji=False,
-            legacy_windows=False,
-        )
+        self.width, self.color = max(20, width), color
+        self.lines: list[str] = []
         self.notes = Notes()
+
+    def paint(self, text: str, style: str) -> str:
+        if not self.color or not text:
+            return text
+        if style.startswith("link "):
+            url = style[5:]
+            return f"\x1b]8;;{url}\x1b\\{text}\x1b]8;;\x1b\\"
+        code = STYLES.get(style)
+        return f"\x1b[{code}m{text}\x1b[0m" if code else text
 
     def text(self, line: str, *, style: str = "", indent: int = 0, hang: int = 0) -> None:
         """A paragraph wrapped to the width, `indent` cells in and `hang` more on later lines."""
-        from rich.padding import Padding
-        from rich.text import Text
-
-        body = Text(_safe(line, one_line=False), style=style)
-        if hang:
-            # a hanging indent: the first line starts `hang` cells left of the rest
-            lines = body.wrap(self.console, self.width - indent - hang)
-            for n, part in enumerate(lines):
-                pad = indent if n == 0 else indent + hang
-                self.console.print(Padding(part, (0, 0, 0, pad)), overflow="fold")
-            return
-        self.console.print(Padding(body, (0, 0, 0, indent)) if indent else body, overflow="fold")
+        body = _safe(line, one_line=False)
+        for paragraph in body.split("\n"):
+            first = _wrap(paragraph, self.width - indent)
+            if hang and len(first) > 1:
+                rest = _wrap(paragraph[len(first[0]) :].lstrip(), self.width - indent - hang)
+                wrapped = [(indent, first[0])] + [(indent + hang, part) for part in rest]
+            else:
+                wrapped = [(indent, part) for part in first]
+            self.lines += [" " * pad + self.paint(part, style) for pad, part in wrapped]
 
     def blank(self) -> None:
-        self.console.print()
+        self.lines.append("")
 
     def table(self, columns: Sequence[str], rows: Sequence[Sequence[Value]], units: dict[str, str]) -> list[str]:
-        """The table fitted to the width; returns the columns left out for want of room."""
-        from rich import box
-        from rich.table import Table
-        from rich.text import Text
+        """The table fitted to the width; returns the columns left out for want of room.
 
+        Columns are kept in order while they fit (the first always); with four columns or fewer
+        none is left out and the text columns wrap instead. Units go on a second header line."""
         keep = [i for i, c in enumerate(columns) if c not in IRI_COLUMNS and c not in FOLDED]
         if not keep:
             keep = list(range(len(columns)))
         numeric = {
             i: all((isinstance(r[i], (int, float)) and not isinstance(r[i], bool)) or r[i] is None for r in rows) for i in keep
         }
-        cells = {i: [_safe(_cell(r[i])) for r in rows] for i in keep}
-        heads = {i: _safe(columns[i]) + (f"\n{_safe(units[columns[i]])}" if units.get(columns[i]) else "") for i in keep}
+        body = {i: [_safe(_cell(r[i])) for r in rows] for i in keep}
+        heads = {i: [_safe(columns[i])] + ([_safe(units[columns[i]])] if units.get(columns[i]) else []) for i in keep}
 
         def natural(i: int) -> int:
-            head = max(len(h) for h in heads[i].split("\n"))
-            body = max((len(c) for c in cells[i]), default=0)
-            return max(head, body if numeric[i] else min(body, NAME_MAX))
+            head = max(cells(h) for h in heads[i])
+            longest = max((cells(c) for c in body[i]), default=0)
+            return max(head, longest if numeric[i] else min(longest, NAME_MAX))
 
+        widths = {i: natural(i) for i in keep}
         shown: list[int] = []
         dropped: list[str] = []
         used = 0
         for n, i in enumerate(keep):
-            need = natural(i) + (2 if shown else 0)
-            if n == 0 or used + need <= self.width or len(keep) <= 4:  # a narrow table wraps instead
+            need = widths[i] + (2 if shown else 0)
+            if n == 0 or used + need <= self.width or len(keep) <= 4:
                 shown.append(i)
                 used += need
             else:
                 dropped.append(columns[i])
-        table = Table(
-            box=box.SIMPLE_HEAD,
-            show_edge=False,
-            pad_edge=False,
-            padding=(0, 1),
-            collapse_padding=True,
-            header_style="bold" if self.color else "",
-            width=min(self.width, used + 1) if len(shown) > 1 else None,
-        )
-        for i in shown:
-            table.add_column(
-                Text(heads[i]),
-                justify="right" if numeric[i] else "left",
-                no_wrap=numeric[i],
-                overflow="fold",
-                max_width=None if numeric[i] else max(NAME_MAX, self.width - used + natural(i)),
-            )
+        # text columns share what is left (or give back what is over): widest first
+        spare = self.width - used
+        texts = sorted((i for i in shown if not numeric[i]), key=lambda i: -max((cells(c) for c in body[i]), default=0))
+        for i in texts:
+            longest = max([cells(c) for c in body[i]] + [cells(h) for h in heads[i]])
+            if spare > 0 and longest > widths[i]:
+                grow = min(spare, longest - widths[i])
+                widths[i] += grow
+                spare -= grow
+        floors = {i: max(6, max(cells(w) for h in heads[i] for w in h.split() or [""])) for i in texts}
+        while spare < 0:  # one cell at a time from the widest text column, down to its header's longest word
+            wide = [i for i in texts if widths[i] > floors[i]]
+            if not wide:
+                break
+            widths[max(wide, key=lambda t: widths[t])] -= 1
+            spare += 1
+
+        def emit(cells_of: list[list[str]], style: str = "") -> None:
+            height = max(len(c) for c in cells_of)
+            for n in range(height):
+                parts = []
+                for k, i in enumerate(shown):
+                    text = cells_of[k][n] if n < len(cells_of[k]) else ""
+                    pad = " " * max(0, widths[i] - cells(text))
+                    parts.append(pad + text if numeric[i] else text + pad)
+                self.lines.append(self.paint("  ".join(parts).rstrip(), style))
+
+        depth = max(len(heads[i]) for i in shown)
+        emit([[""] * (depth - len(heads[i])) + heads[i] for i in shown], "bold")
+        self.lines.append("─" * min(self.width, sum(widths[i] for i in shown) + 2 * (len(shown) - 1)))
         for n in range(len(rows)):
-            table.add_row(*(Text(cells[i][n]) for i in shown))
-        self.console.print(table)
+            emit([[body[i][n]] if numeric[i] else _wrap(body[i][n], widths[i]) for i in shown])
         return dropped
 
     def folded(self, columns: Sequence[str], rows: Sequence[Sequence[Value]]) -> None:
@@ -201,8 +237,9 @@ class Page:
 
     def output(self) -> str:
         """The text, with no trailing spaces (also before a closing colour code)."""
-        text = self.buffer.getvalue().rstrip("\n")
-        return "\n".join(TRAILING.sub(r"\1", line) for line in text.split("\n"))
+        while self.lines and not self.lines[-1].strip():
+            self.lines.pop()
+        return "\n".join(TRAILING.sub(r"\1", line) for line in self.lines)
 
 
 def _price(price: object) -> str:
@@ -222,7 +259,7 @@ def answer(result: Result, fmt: str, *, width: int, color: bool, explain: bool) 
     if isinstance(chart, dict):
         from kbq import charts
 
-        page.buffer.write(charts.render(chart, width=width, color=color) + "\n")  # it cleans the spec's text itself
+        page.lines += charts.render(chart, width=width, color=color).split("\n")  # it cleans the spec's text itself
     elif result.rows or result.columns:
         if result.tiers:
             picks: list[list[Value]] = [

@@ -266,7 +266,7 @@ def run_plan(text: str, plan: Plan, catalog: Catalog, run: Run, *, explain: bool
             rows, lines = _runners_up(plan, rows)
         elif plan.limit:
             rows = rows[: plan.limit]
-        if plan.extra.get("workload"):
+        if plan.extra.get("workload") and "cards_needed" in columns:  # a model's need: tiers of configurations
             from kbq.lang.tiers import tiers
 
             first_rank = (plan.extra.get("profile_keys") or [[]])[0]

@@ -15,7 +15,6 @@ from typing import Any
 from kbq.lang import terms
 from kbq.lang.cards import prices as card_prices
 from kbq.lang.catalog import PREFIXES, Run
-from kbq.lang.evaluate.cost import cards_cost
 from kbq.store.executor import Value
 
 DEFAULT_CARDS = "tier_max_cards"
@@ -36,6 +35,8 @@ def max_cards(run: Run) -> tuple[int, str]:
 
 def _config(count: int, price: dict[str, Any]) -> dict[str, Any]:
     """A configuration's price: count x the card's (kbq.lang.evaluate.cost.cards_cost)."""
+    from kbq.lang.evaluate.cost import cards_cost
+
     return {**price, "usd": round(cards_cost(price["usd"], count) or 0.0, 2), "per_card_usd": price["usd"]}
 
 
