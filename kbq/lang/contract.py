@@ -125,6 +125,7 @@ TERMS = frozenset(
         "priority",
         "profileOf",
         "psuUsableShare",
+        "recommendedSystemPower",
         "publishedPrecision",
         "quadraticCoefficient",
         "queryKey",
