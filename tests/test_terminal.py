@@ -198,3 +198,16 @@ def test_compare_has_ratios_prices_power_and_measured_results(kb) -> None:  # ty
     assert str(rows["price (kind, date)"][1]).startswith("$")
     assert all(isinstance(v, int) for v in rows["measured results"][1:3])
     assert answer.headline.startswith("GeForce RTX 4090 vs GeForce RTX 3090: 1x memory, ")
+
+
+def test_tiers_show_the_software_stack_and_the_thermal_caveat(kb) -> None:  # type: ignore[no-untyped-def]
+    answer = kb.answer("gpu for llama 3.1 70b inference at int4 on a 4-gpu workstation")
+    at = {c: i for i, c in enumerate(answer.columns)}
+    cooling = {str(r[at["name"]]): str(r[at["cooling"]] or "") for r in answer.rows}
+    for tier in answer.tiers:
+        assert "software: " in tier["why"]
+        open_air = cooling[tier["gpu"]] == "open-air"
+        assert ("open-air cooler in a 4-card box" in tier["why"]) is open_air, tier
+        assert tier["count"] <= 4
+    amd = [t for t in answer.tiers if "Radeon" in t["gpu"]]
+    assert amd and all("software: ROCm" in t["why"] for t in amd)

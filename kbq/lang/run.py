@@ -270,8 +270,8 @@ def run_plan(text: str, plan: Plan, catalog: Catalog, run: Run, *, explain: bool
             from kbq.lang.tiers import tiers
 
             first_rank = (plan.extra.get("profile_keys") or [[]])[0]
-            spec = plan.extra.get("evaluation") or {}
-            limit = spec.get("cards_limit") if isinstance(spec, dict) else None
+            box = plan.extra.get("box_cards")
+            limit = box if isinstance(box, int) else None
             found, tier_notes = tiers(
                 columns, candidates, run, limit_cards=limit, first_rank=first_rank, as_of=plan.extra.get("as_of")
             )

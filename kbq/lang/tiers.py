@@ -20,6 +20,36 @@ from kbq.store.executor import Value
 DEFAULT_CARDS = "tier_max_cards"
 
 
+def stacks(run: Run, gpus: list[str]) -> dict[str, list[str]]:
+    """GPU -> the SDKs (CUDA Toolkit, ROCm, oneAPI ...) with a release the KB lists as supporting it."""
+    if not gpus:
+        return {}
+    values = " ".join(terms.iri(g) for g in gpus)
+    rows = run(
+        PREFIXES
+        + f"""SELECT DISTINCT ?gpu ?sdk WHERE {{ VALUES ?gpu {{ {values} }}
+  ?release kbq:supportsGpu ?gpu ; kbq:releaseOf ?s . ?s rdfs:label ?sdk }} ORDER BY ?gpu ?sdk"""
+    ).rows
+    out: dict[str, list[str]] = {}
+    for gpu, sdk in rows:
+        out.setdefault(str(gpu), []).append(str(sdk))
+    return out
+
+
+def _software(found: list[str] | None) -> str:
+    if not found:
+        return "software: no SDK release in the KB lists it as supported"
+    return "software: " + ", ".join(found) + " (releases listing it as supported)"
+
+
+def _thermal(cooling: Value, box: int | None) -> str:
+    """A caveat for open-air cards where several share a box (the sourced placement guidance)."""
+    kinds = {c.strip() for c in str(cooling or "").split(",") if c.strip()}
+    if box and box >= 4 and kinds and kinds <= {"open-air"}:
+        return f"open-air cooler in a {box}-card box: Lambda recommends blower cards for multi-GPU workstations"
+    return ""
+
+
 def max_cards(run: Run) -> tuple[int, str]:
     """The stated default count limit for tiers, and why (kb/defaults.ttl)."""
     rows = run(
@@ -74,11 +104,18 @@ def tiers(
 
     out: list[dict[str, Any]] = []
 
+    software = stacks(run, [str(r[col["gpu"]]) for r in rows])
+    cooling_at = col.get("cooling")
+
     def add(tier: str, row: list[Value] | None, price: dict[str, Any] | None, why: str) -> None:
         if row is None:
             return
         n = cards(row)
-        out.append({"tier": tier, "gpu": str(row[col["name"]]), "count": n, "price": price, "why": why})
+        notes = [why, _software(software.get(str(row[col["gpu"]])))]
+        if cooling_at is not None:
+            notes.append(_thermal(row[cooling_at], limit_cards))
+        why_all = "; ".join(x for x in notes if x)
+        out.append({"tier": tier, "gpu": str(row[col["name"]]), "count": n, "price": price, "why": why_all})
 
     groups: list[tuple[str, list[list[Value]]]] = [("", rows)]
     if segment_at is not None:

@@ -464,6 +464,7 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
             "best": bool(mode and mode.limit == 1 and profile is not None),
             "picture": _picture(ctx, ask, strategy, order_keys, method, profile_line),
             "as_of": ask.as_of,  # the tiers' prices are the ones valid then (kbq.lang.tiers)
+            "box_cards": ask.cards,  # the machine asked ('in an 8-card server'): the tiers' count limit
             "evaluation": _evaluation_spec(ctx, ask, strategy, fit, tco, computed, profile, substitute, rate, bool(statuses)),
         },
     )
