@@ -211,3 +211,13 @@ def test_tiers_show_the_software_stack_and_the_thermal_caveat(kb) -> None:  # ty
         assert tier["count"] <= 4
     amd = [t for t in answer.tiers if "Radeon" in t["gpu"]]
     assert amd and all("software: ROCm" in t["why"] for t in amd)
+
+
+def test_best_without_a_workload_ranks_for_deep_learning_in_general(kb) -> None:  # type: ignore[no-untyped-def]
+    answer = kb.answer("best gpu under $1000")
+    assert "score" in answer.columns  # ranked by a profile, not listed by name
+    assert any(line.startswith("profile: Dettmers deep-learning profile") for line in answer.explanation)
+    assert answer.recommended == answer.rows[0][1]
+    assert answer.headline == f"best for deep learning in general: {answer.recommended}"
+    plain = kb.answer("gpus under $1000")  # without 'best': still the plain list
+    assert "score" not in plain.columns

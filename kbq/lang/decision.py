@@ -214,6 +214,9 @@ def _ranking(
             fastest = tiers.get("fastest")
             if fastest is not None and fastest["gpu"] != pick["gpu"] and strategy not in ("price", "value"):
                 d.headline += f"; fastest: {fastest['gpu']}"
+    elif plan.extra.get("best") and plan.extra.get("profile"):
+        d.recommended = first
+        d.headline = f"best for deep learning in general: {first}"
     elif len(rows) == 1 and keys:
         key = str(keys[0])
         at = col.get(key)

@@ -262,6 +262,12 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
         profile, profile_notes = ordering.choose(ctx, workload_term, ask.authority, ask.authority_column)
     mode = subject.mode
     strategy = mode.strategy if mode else "profile"
+    if profile is None and mode is not None and strategy == "profile":
+        # 'best gpu' with no workload: deep learning in general (the profile that applies to any
+        # algorithm, or the default authority's), not a list by name
+        profile, profile_notes = ordering.choose(ctx, None, None, None)
+        if profile is not None:
+            profile_notes.insert(0, "no workload named: ranked for deep learning in general")
     if strategy not in STRATEGIES:
         raise ctx.error(
             f"'{mode.label if mode else strategy}' ranks by '{strategy}', which kbq does not implement"
