@@ -86,7 +86,7 @@ def test_gpu_name_links_to_describe(page: Any) -> None:
     link.wait_for(timeout=15_000)
     link.click()
     page.wait_for_function("document.querySelector('#q').value === 'describe Quadro RTX 8000'")
-    page.locator("#results thead", has_text="property").wait_for(timeout=15_000)
+    page.locator("#results thead", has_text="attribute").wait_for(timeout=15_000)  # a GPU: attribute, value, unit
     assert "CUDA cores" in page.locator("#results").inner_text()
 
 
@@ -274,3 +274,14 @@ def test_table_sorts_and_sources_are_links(page: Any) -> None:
     assert up == sorted(up) and heads.nth(memory).get_attribute("aria-sort") == "ascending"
     heads.nth(memory).click()
     assert [float(t) for t in page.locator(cells).all_inner_texts()] == sorted(up, reverse=True)
+
+
+def test_tiers_are_shown_above_the_chart(page: Any, server: ServerProcess) -> None:
+    question = "gpu for llama 3.1 8b inference"
+    ask(page, question)
+    rows = page.locator("#tiers table.tiers tbody tr")
+    rows.first.wait_for(timeout=30_000)
+    expected = _answer(server, question)["tiers"]
+    assert rows.count() == len(expected)
+    assert rows.first.locator("td").nth(1).inner_text() == expected[0]["gpu"]
+    assert page.locator("#tiers").bounding_box()["y"] < page.locator("#chart").bounding_box()["y"]  # type: ignore[index]

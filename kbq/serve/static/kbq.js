@@ -103,6 +103,7 @@ function sortable(table) {
 function reset() {
   for (const id of ["error", "message", "answer", "graph"]) $(id).hidden = true;
   $("headline").textContent = "";
+  $("tiers").replaceChildren();
   $("error").textContent = "";
   $("message").textContent = "";
   $("graph").textContent = "";
@@ -161,6 +162,26 @@ function showAnswer(data) {
   if (chart) $("chart").append(chart);
   for (const line of data.explanation || []) {
     if (line !== data.headline) $("explanation").append(linked("li", line));
+  }
+  if (data.tiers && data.tiers.length) {
+    // the picks a buyer weighs, before the full ranking
+    const table = el("table", null, { class: "tiers" });
+    const head = el("tr");
+    for (const h of ["tier", "GPU", "cards", "price", "why"]) head.append(el("th", h));
+    table.append(el("thead")); table.tHead.append(head);
+    const body = el("tbody");
+    for (const t of data.tiers) {
+      const tr = el("tr");
+      const price = t.price ? `$${Math.round(t.price.usd).toLocaleString("en-US")} ${t.price.kind} ${String(t.price.date || "").slice(0, 7)}` : "-";
+      tr.append(el("td", t.tier));
+      const gpu = el("td"); gpu.append(describeLink(t.gpu)); tr.append(gpu);
+      tr.append(el("td", cellText(t.count), { class: "num" }));
+      tr.append(el("td", price));
+      tr.append(el("td", t.why));
+      body.append(tr);
+    }
+    table.append(body);
+    $("tiers").append(table);
   }
   if (data.headline) {
     // the answer first: the headline above the chart, scrolled to, the examples folded away
