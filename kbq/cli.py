@@ -125,7 +125,7 @@ def ask(argv: list[str]) -> int:
     args = _question_parser().parse_args(argv)
     kb = _open(args)
     if args.sparql:
-        print(kb.compile(args.question))
+        print(clean(kb.compile(args.question)))
         return 0
     try:
         result = kb.answer(args.question, explain=args.explain)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import socket
 import subprocess
 import sys
@@ -272,3 +273,45 @@ def test_the_command_stops_at_its_time_limit(kb: KnowledgeBase) -> None:
 def test_kbq_errors_only(kb: KnowledgeBase) -> None:
     with pytest.raises(KbqError):
         kb.table("SELECT * WHERE { ?s ?p (" + " ".join("1" for _ in range(5000)) + ") }")
+
+
+# --- M-6: a hostile overlay in describe, compare and why ----------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def hostile_overlay(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    folder = tmp_path_factory.mktemp("hostile")
+    overlay = folder / "evil.ttl"
+    overlay.write_text(
+        "@prefix kbq: <https://kbq.dev/ontology#> . @prefix kb: <https://kbq.dev/kb/> .\n"
+        'kb:TitanRTX kbq:note "evil\\u001b]0;owned\\u0007\\u001b[2J\\u009b31m\\u202e note" .\n'
+    )
+    return overlay, folder / "cache"
+
+
+@pytest.mark.parametrize(
+    ("question", "fmt"),
+    [
+        ("describe titan rtx", "table"),
+        ("describe titan rtx", "csv"),
+        ("describe titan rtx", "json"),
+        ("compare titan rtx and rtx 2080 ti", "table"),
+        ("compare titan rtx and rtx 2080 ti", "chart"),
+        ("why titan rtx for bert", "table"),
+    ],
+)
+def test_a_hostile_overlay_reaches_no_output_raw(hostile_overlay: tuple[Path, Path], question: str, fmt: str) -> None:
+    overlay, cache = hostile_overlay
+    done = subprocess.run(
+        [sys.executable, "-m", "kbq", question, "--kb", str(overlay), "--format", fmt],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        env={**os.environ, "KBQ_CACHE_DIR": str(cache)},
+    )
+    assert done.returncode in (0, 1), done.stderr[-500:]
+    for text in (done.stdout, done.stderr):
+        assert not any(ch in text for ch in RAW), repr(text[:300])
+    if question.startswith("describe"):
+        assert "owned" in done.stdout  # the note is shown, escaped
