@@ -171,7 +171,7 @@ function showAnswer(data) {
     table.append(el("thead")); table.tHead.append(head);
     const body = el("tbody");
     for (const t of data.tiers) {
-      const tr = el("tr");
+      const tr = el("tr", null, { title: t.why });
       const price = t.price ? `$${Math.round(t.price.usd).toLocaleString("en-US")} ${t.price.kind} ${String(t.price.date || "").slice(0, 7)}` : "-";
       tr.append(el("td", t.tier));
       const gpu = el("td"); gpu.append(describeLink(t.gpu)); tr.append(gpu);
