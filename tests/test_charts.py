@@ -105,8 +105,9 @@ def test_value_scatter_has_every_priced_candidate_and_its_pareto_front(kb) -> No
     assert points[first[1]] == (first[cols.index("price")] * first[cols.index("cards_needed")], first[cols.index("score")])
     front = set(chart["front"])
     assert chart["recommended"] in front
+    imputed = set(chart["imputed"])  # scores resting on an imputed first-rank figure: drawn, not on the front
     for name, p in points.items():
-        beaten = any(_dominated(p, q) for q in points.values())
+        beaten = name in imputed or any(_dominated(p, q) for n, q in points.items() if n not in imputed)
         assert beaten == (name not in front), name
     # score per dollar decides, among cards whose first-rank figure (the CNN profile's tensor rate) is known:
     # an imputed figure on a cheap card does not win a value ranking
@@ -274,3 +275,15 @@ def test_measured_evidence_is_drawn_with_its_direction(kb, question: str) -> Non
     known = [v for v in measured["values"] if v is not None]
     assert len(known) >= 2
     assert known == sorted(known, reverse=measured["better"] == "higher")  # measured results rank first, best first
+
+
+def test_the_value_front_never_rests_on_an_imputed_figure(kb) -> None:  # type: ignore[no-untyped-def]
+    answer = kb.answer("best value gpu for resnet-50 training under $2000")
+    chart = answer.extra["chart"]
+    at = {c: i for i, c in enumerate(answer.columns)}
+    first_rank = [k for k in ("memory", "bandwidth", "fp16", "tensor") if k in at][:1]
+    assert chart["imputed"], "the question has cards whose first-rank figure is unknown"
+    assert not set(chart["imputed"]) & set(chart["front"])
+    drawn = {p["name"] for p in chart["points"]}
+    assert set(chart["imputed"]) <= drawn  # drawn, not hidden
+    assert first_rank
