@@ -282,11 +282,13 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
     path_note = None
     tensor = ctx.cat.keys.get("tensor")
     rate = rate_key(ctx, ask.precision)
-    if ask.precision is not None:
-        c, precision_notes, path_note = constraints.precision(ctx, ask.precision)
+    fit = memory_fit(ctx, ask, workload_term, notes)
+    gate = fit.scenario.gate if fit is not None else ask.precision  # a model's published precision gates too
+    if gate is not None:
+        rate = rate_key(ctx, gate)
+        c, precision_notes, path_note = constraints.precision(ctx, gate)
         found.append(c)
         notes += precision_notes
-    fit = memory_fit(ctx, ask, workload_term, notes)
     if fit is not None and ask.cards:
         found.append(_fits_in(ctx, fit, ask.cards))
     # --- columns ---------------------------------------------------------------------------

@@ -259,7 +259,7 @@ def _memory_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:
         ev = evaluate(est.footprint, _accelerator(gpu), count, usable_share=usable_share)
         need = ev.per_gpu_gb if ev.per_gpu_gb is not None else total
         word = ev.verdict
-        supported = support(ctx, gpu.iri, est.compute) if asked.precision is not None else None
+        supported = support(ctx, gpu.iri, est.compute) if est.scenario.gate is not None else None
         if supported is not None and not supported.supported:
             word = "cannot run"
             explanation.insert(
@@ -325,7 +325,7 @@ def _how_many_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:
         raise ctx.error("that GPU has no sourced memory size", None)
     notes: list[str] = []
     if est.scenario.weights_iri and gpu.iri:
-        supported = support(ctx, gpu.iri, est.compute) if asked.precision is not None else None
+        supported = support(ctx, gpu.iri, est.compute) if est.scenario.gate is not None else None
         if supported is not None and not supported.supported:
             raise ctx.error(f"{gpu.label} {supported.path}: it cannot run {est.format.label} ({supported.requirement})", None)
         if supported is not None:
