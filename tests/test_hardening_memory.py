@@ -8,6 +8,7 @@ import pytest
 
 from kbq.api import KnowledgeBase
 from kbq.bounded import BoundedDict
+from kbq.lang.catalog import MAX_REMEMBERED
 from kbq.lang.plan import Plan, PlanCache
 from kbq.serve.state import ResponseCache
 
@@ -22,10 +23,15 @@ def test_a_bounded_dict_evicts_the_least_recently_used() -> None:
     assert cache.setdefault("e", 4) == 4 and len(cache) == 3 and "c" not in cache
 
 
-def test_a_worker_asked_distinct_questions_keeps_a_bounded_number_of_names(kb: KnowledgeBase) -> None:
+def test_a_worker_asked_distinct_questions_keeps_a_bounded_number_of_names(
+    kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """M-5: each distinct question added ~560 KB of remembered look-ups to a worker, forever."""
     catalog = kb.catalog
-    catalog._lookups.maxsize = catalog._labels.maxsize = 50
+    for name in ("_lookups", "_labels"):
+        remembered = getattr(catalog, name)
+        assert isinstance(remembered, BoundedDict) and remembered.maxsize == MAX_REMEMBERED
+        monkeypatch.setattr(catalog, name, BoundedDict(50))  # small, to see it bound (the session's kb is restored)
     for i in range(40):
         kb.plan(f"gpus where memory >= {i + 1}gb order by bandwidth desc limit {i + 1}")
         catalog.lookup([f"no such thing {i} {j}" for j in range(5)])
