@@ -162,7 +162,9 @@ def cmd_sparql(argv: list[str]) -> int:
     elif args.format == "csv":
         print(output.to_csv(table.columns, table.rows))
     else:
-        print(output.table(table.columns, table.rows))
+        from kbq import render
+
+        print(render.table(table.columns, table.rows, width=render.width(sys.stdout), color=render.use_color(sys.stdout)))
     return 0
 
 

@@ -249,6 +249,16 @@ def _price(price: object) -> str:
     return f"${price['usd']:,.0f} {price['kind']} {str(price.get('date') or '')[:7]}".rstrip()
 
 
+def table(columns: Sequence[str], rows: Sequence[Sequence[Value]], *, width: int, color: bool) -> str:
+    """A bare table fitted to the width (raw SPARQL results); left-out columns are named under it."""
+    page = Page(width, color)
+    dropped = page.table(columns, rows, {})
+    if dropped:
+        page.blank()
+        page.text(f"not shown at {width} columns: {', '.join(dropped)} (COLUMNS=N, or --format csv/json)", style="dim")
+    return page.output()
+
+
 def answer(result: Result, fmt: str, *, width: int, color: bool, explain: bool) -> str:
     """The whole answer for a terminal or a pipe (`fmt`: table or chart)."""
     page = Page(width, color)
