@@ -45,7 +45,7 @@ def verdict(
         "gpu": gpu,
         "gpus": gpus,
         "per_gpu_gb": round(per_gpu_gb, 2),
-        "capacity_gb": capacity_gb,
+        "capacity_gb": round(capacity_gb, 2),
         "usable_gb": round(capacity_gb * usable_share, 2),
         "headroom_gb": round(capacity_gb - per_gpu_gb, 2),
     }
