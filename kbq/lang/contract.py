@@ -103,6 +103,8 @@ TERMS = frozenset(
         "defaultValue",
         "defaultVariant",
         "dimension",
+        "describeOrder",
+        "supportsGpu",
         "displayOrder",
         "division",
         "encoderOnly",
@@ -163,6 +165,8 @@ TERMS = frozenset(
         "priority",
         "profileOf",
         "psuUsableShare",
+        "recommendedSystemPower",
+        "releaseOf",
         "publishedPrecision",
         "quadraticCoefficient",
         "queryKey",
@@ -298,5 +302,5 @@ CONSTANTS = frozenset(
     )
 )
 
-# kbq:defaultName values the scenario resolver reads (kb/defaults.ttl)
-DEFAULTS = frozenset(("batch", "context", "precision", "zero_stage"))
+# kbq:defaultName values the scenario resolver (and the tiers of a ranking: kbq.lang.tiers) read (kb/defaults.ttl)
+DEFAULTS = frozenset(("batch", "context", "precision", "tier_max_cards", "zero_stage"))

@@ -5,10 +5,10 @@ answers without recomputing): every row names its formula and the sources of its
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from kbq.errors import QueryError
-from kbq.lang import ast, terms
+from kbq.lang import ast, decision, terms
 from kbq.lang.catalog import Term
 from kbq.lang.context import Context
 from kbq.lang.evaluate import Accelerator, calibrated, evaluate, images, speed, verdict
@@ -250,6 +250,7 @@ def _memory_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:
         total_row.append(round(per_total or 0.0, 3))
     total_row += ["sum of the lines above", ""]
     rows.append(total_row)
+    decided: dict[str, object] = {"about": _about(est)}
     chart: dict[str, object] = {
         "type": "breakdown",
         "unit": "GB",
@@ -281,6 +282,7 @@ def _memory_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:
             if ev.cards_needed is not None and ev.cards_needed != count:
                 notes.append(f"cards needed: {ev.cards_needed} x {gpu.label} (the smallest count that fits; 'how many ...')")
         chart.update(capacity=gpu.memory, verdict=word, gpu=gpu.label, usable_share=usable_share)
+        decided["verdict"] = decision.verdict(gpu.label, count, need, gpu.memory, usable_share, status=word)
         if word not in ("fits", "cannot run") and asked.precision is None and not est.process.training:
             explanation.insert(1, _smaller_format(ctx, asked, est, gpu, count, usable_share))
     else:
@@ -288,7 +290,12 @@ def _memory_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:
             0, f"total: {total:.1f} GB" + (f" ({per_total:.1f} GB per GPU over {count})" if per_total is not None else "")
         )
     explanation += notes
-    return Plan("memory", "", columns, explanation=explanation, extra={"rows": rows, "chart": chart})
+    return Plan("memory", "", columns, explanation=explanation, extra={"rows": rows, "chart": chart, **decided})
+
+
+def _about(est: Estimate) -> str:
+    """'Llama 3.1 70B inference (FP16)': what the headline says the need is for."""
+    return f"{est.model.label} {est.process.label} ({est.format.label})"
 
 
 def _smaller_format(ctx: Context, asked: Asked, est: Estimate, gpu: facts.Gpu, count: int, usable_share: float) -> str:
@@ -370,7 +377,10 @@ def _how_many_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:
     elif n > 1:
         explanation.append(f"splitting: {ev.split_note}; activations pass from GPU to GPU over {link}")
     explanation += notes + est.notes
-    return Plan("how_many", "", ["quantity", "value", "formula", "source"], explanation=explanation, extra={"rows": rows})
+    decided = {"about": _about(est), "verdict": decision.verdict(gpu.label, n, need, gpu.memory, usable_share)}
+    return Plan(
+        "how_many", "", ["quantity", "value", "formula", "source"], explanation=explanation, extra={"rows": rows, **decided}
+    )
 
 
 def _accelerator(gpu: facts.Gpu) -> Accelerator:
@@ -611,8 +621,10 @@ def _speed_plan(ctx, asked, est, consts, explanation) -> Plan:
     rows += _measured(ctx, asked, est, gpu, count, decode, Roof(value, rate, mfu_value, decode_mfu), prefill, consts, explanation)
     per_gpu, split_notes = split(est, count, asked.settings)
     need = sum(line.gb for line in per_gpu)
+    decided: dict[str, Any] = {"about": _about(est), "hardware": f"{count} x {gpu.label}"}
     if gpu.memory is not None:
-        word = verdict(need, gpu.memory, est.scenario.usable_share)
+        decided["verdict"] = decision.verdict(gpu.label, count, need, gpu.memory, est.scenario.usable_share)
+        word = str(decided["verdict"]["status"])
         explanation.insert(0, f"memory: {word} ({need:.1f} GB per GPU of {gpu.capacity} on {count} x {gpu.label})")
         if word == "does not fit":
             explanation.insert(0, "warning: the model does not fit this hardware; the speeds assume it did")
@@ -626,7 +638,10 @@ def _speed_plan(ctx, asked, est, consts, explanation) -> Plan:
             "mixture of experts: decode reads the active parameters per token (batch 1); larger batches touch more experts"
         )
     explanation += split_notes
-    return Plan("speed", "", ["quantity", "value", "unit", "formula", "source"], explanation=explanation, extra={"rows": rows})
+    return Plan(
+        "speed", "", ["quantity", "value", "unit", "formula", "source"], explanation=explanation,
+        extra={"rows": rows, **decided},
+    )  # fmt: skip
 
 
 def _serving(est, gpu, count, n_in, n_out, roof, consts) -> formulas.Speed | None:
@@ -773,7 +788,14 @@ def _time_plan(ctx, asked, est, consts, explanation) -> Plan:
             ratio = same.value / float(gpu_hours)
             line += f"; kbq's formula for that run gives {same.value:,.0f} GPU-hours (estimate / published = {ratio:.2f})"
         explanation.append(line)
-    return Plan("time", "", ["quantity", "value", "unit", "formula", "source"], explanation=explanation, extra={"rows": rows})
+    decided = {
+        "about": f"training {est.model.label} on {float(tokens):,.0f} tokens",
+        "hardware": f"{count} x {gpu.label if gpu else '?'}",
+    }
+    return Plan(
+        "time", "", ["quantity", "value", "unit", "formula", "source"], explanation=explanation,
+        extra={"rows": rows, **decided},
+    )  # fmt: skip
 
 
 def compile_capacity(ctx: Context, q: ast.SubjectQuestion, what: Term) -> Plan:
