@@ -2,7 +2,8 @@
 
 Run: python bench/compare_estimates.py
 
-Per kind (memory, decode speed, prefill speed, fine-tuning memory, serving, training time): n, how many
+Per kind (memory, decode speed, prefill speed, fine-tuning memory, serving, training time, and for image
+models images/s, training memory and time to train for epochs): n, how many
 kbq could answer, the median of estimate / measured and the share within target, for all rows, the
 fitted rows and the held-out rows; then every row with its question, the published figure, kbq's
 estimate and the source.
@@ -30,6 +31,18 @@ READING = [
     "reaches two thirds of the vector rate the Q4 rows reach. The TensorRT-LLM rows are asked with an FP8 KV",
     "cache, which the perf overview does not state (assumed for the ModelOpt checkpoints). DeepSeek-V3 (held out,",
     "FP8 on H800) comes out 0.65x: the MFUs are fitted on BF16 runs and no FP8 run is in the fitted rows.",
+    "",
+    "Image models (issue 17b): images/s = GPUs / (k x (F / (R x eta) + A x p x s / BW)), a two-term roofline on",
+    "forward FLOPs and fvcore's activation count, eta and p per model class (CNN, vision transformer) and the",
+    "training factor k fitted by bench/fit_images.py on timm's benchmark tables (RTX 3090/4090/5090) and NVIDIA",
+    "DeepLearningExamples' ResNet-50 tables. Misses: ResNet-50 FP32 training on V100 (1.4x: no tensor cores, the",
+    "fitted compute efficiency is too high for the FP32 vector rate). Training memory rows compare the largest",
+    "batch kbq fits in 24 GiB with the largest batch timm's decay steps ran (the true limit lies below the next",
+    "step, so about 1.2x is the expected ratio); EfficientNet-B0 keeps about 4.2 activations per counted one",
+    "(SiLU, squeeze-excitation), not the ResNets' 2.4, and misses at 2x. Time for 90 epochs: DeepLearningExamples'",
+    "wall-clock times include evaluation and start-up, which kbq does not count: the 8-GPU runs come out 0.6x.",
+    "The ViT rows of images/s are all fitted (none held out: the every-third rule fell on ResNet-152 and",
+    "EfficientNet-B0).",
 ]
 
 
