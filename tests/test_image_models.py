@@ -35,6 +35,7 @@ def test_a_cnn_speed_is_in_images_per_second_and_near_timms_table(kb) -> None:  
     assert "images/s" in units and not any("tokens" in u for u in units)
     # timm's RTX 3090 inference table (AMP, batch 1,024): resnet50 at 224 px, 3,219.06 images/s
     assert _row(result, "inference throughput") == pytest.approx(3219.06, rel=0.3)
+    assert "images/s" in result.headline and "tokens" not in result.headline
 
 
 def test_a_model_without_the_figures_is_said_plainly_not_estimated(kb) -> None:  # type: ignore[no-untyped-def]
@@ -66,6 +67,7 @@ def test_time_to_train_for_epochs_on_a_dataset(kb) -> None:  # type: ignore[no-u
     speed = _row(result, "training throughput")
     assert _row(result, "wall-clock hours") == pytest.approx(90 * 1_281_167 / speed / 3600, rel=1e-3)
     assert any("target accuracy" in str(e) for e in result.explanation)  # MLPerf is not 90 epochs: said
+    assert "hours" in result.headline and "None" not in result.headline
     # NVIDIA DeepLearningExamples: ~3 hours on 8 x A100 80GB with mixed precision, evaluation included
     assert 1.5 <= _row(result, "wall-clock hours") <= 3.5
     with pytest.raises(KbqError, match="name the epochs and the dataset"):

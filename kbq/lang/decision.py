@@ -130,12 +130,20 @@ def decide(
     elif kind in ("speed", "time"):
         d.numbers = numbers(rows, col.get("unit"))
         hardware = str(plan.extra.get("hardware", ""))
-        if kind == "speed":
+        images = next((k for k in d.numbers if k.endswith("throughput_images_per_s")), None)  # an image model
+        if kind == "speed" and images is not None:
+            d.headline = f"about {_fmt(d.numbers[images])} images/s ({images.split('_')[0]}) on {hardware} (estimate)"
+        elif kind == "time" and "wall_clock_hours_h" in d.numbers:
+            d.headline = (
+                f"about {_fmt(d.numbers['wall_clock_hours_h'])} hours"
+                f" ({_fmt(d.numbers.get('gpu_hours'))} GPU-hours) on {hardware} (estimate)"
+            )
+        elif kind == "speed":
             decode, prefill = d.numbers.get("decode_tokens_per_s"), d.numbers.get("prefill_tokens_per_s")
             d.headline = f"about {_fmt(decode)} tokens/s decode, {_fmt(prefill)} prefill on {hardware} (estimate)"
             if v and not v["fits"]:
                 d.headline = f"does not fit ({_fmt(v['per_gpu_gb'])} GB per GPU of {_fmt(v['capacity_gb'])}); " + d.headline
-        else:
+        if kind == "time" and "wall_clock_hours_h" not in d.numbers:
             hours, days = d.numbers.get("gpu_hours"), d.numbers.get("wall_clock_days")
             d.headline = f"about {_fmt(days)} days ({_fmt(hours)} GPU-hours) on {hardware} (estimate)"
     elif kind == "gpus":

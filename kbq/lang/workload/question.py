@@ -504,7 +504,8 @@ def _image_speed_plan(ctx, asked, est, explanation) -> Plan:
         f" compute; mostly bound by {bound})",
     )
     explanation.append(_IMAGE_NOTE)
-    return Plan("speed", "", ["quantity", "value", "unit", "formula", "source"], explanation=explanation, extra={"rows": rows})
+    decided = {"about": _about(est), "hardware": f"{count} x {gpu.label}"}
+    return Plan("speed", "", COLUMNS, explanation=explanation, extra={"rows": rows, **decided})
 
 
 def _image_time_plan(ctx, asked, est, explanation) -> Plan:
@@ -553,7 +554,8 @@ def _image_time_plan(ctx, asked, est, explanation) -> Plan:
             "MLPerf Training times a run to a target accuracy, not a fixed number of epochs (and allows other optimizers"
             " and schedules), so its minutes do not measure the run asked about"
         )
-    return Plan("time", "", ["quantity", "value", "unit", "formula", "source"], explanation=explanation, extra={"rows": rows})
+    decided = {"about": _about(est), "hardware": f"{count} x {gpu.label}"}
+    return Plan("time", "", COLUMNS, explanation=explanation, extra={"rows": rows, **decided})
 
 
 def _speed_plan(ctx, asked, est, consts, explanation) -> Plan:
