@@ -216,7 +216,7 @@ class KnowledgeBase:
         from kbq.models import Estimate, EstimateLine
 
         process, precision, gpu = (_optional_text(options.pop(name, None)) for name in ("process", "precision", "gpu"))
-        gpus = int(options.pop("gpus", 1) or 1)  # type: ignore[call-overload]
+        gpus = int(options.pop("gpus", 1))  # type: ignore[call-overload]  # 0 or a negative count is an error, not 1
         text, plan = workload_plan(
             self.catalog,
             self._run,
@@ -249,12 +249,17 @@ class KnowledgeBase:
                     )
                 )
         chart = result.extra.get("chart", {})
-        return Estimate(
-            question=text,
-            kind=result.kind,
-            lines=lines,
-            explanation=result.explanation,
-            chart=chart if isinstance(chart, dict) else {},
+        return Estimate.model_validate(
+            {
+                "question": text,
+                "headline": result.headline,
+                "kind": result.kind,
+                "lines": lines,
+                "explanation": result.explanation,
+                "verdict": result.verdict,
+                "numbers": result.numbers,
+                "chart": chart if isinstance(chart, dict) else {},
+            }
         )
 
     def memory(

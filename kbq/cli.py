@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import NoReturn, TextIO
 
 from kbq.errors import (
+    CHECK_FAILED,
     InternalError,
     KbqError,
     KnowledgeFileError,
@@ -21,20 +22,28 @@ from kbq.errors import (
 from kbq.sanitize import clean
 from kbq.version import __version__
 
-EXAMPLES = """examples:
-  kbq "gpu for lstm where cooling=blower"
-  kbq "best gpu for bert on dense 9-card chassis as of 2020-03"
-  kbq "gpus where memory >= 24gb and nvlink = yes order by bandwidth desc limit 5"
+EXAMPLES = """questions people ask:
+  kbq "does llama 3.1 8b fit on rtx 4090"     (--check: exit 4 if it does not)
+  kbq "how much vram for llama 3.1 70b"
+  kbq "how fast is llama 3.1 8b on rtx 4090"
+  kbq "how many h100 sxm5 for llama 3.1 405b inference"
+  kbq "gpu for llama 3.1 8b inference"        (cheapest, best value, fastest)
+  kbq "cheapest gpu to run llama 3.1 8b"
+  kbq "best value gpu for resnet-50 training under $2000"
+  kbq "is rtx 3090 good for llama 3.1 8b inference"
+  kbq "compare rtx 4090 vs rtx 3090"          kbq "describe rtx 4090"
+more forms:
   kbq "gpu for llama 3.1 70b inference at int4 in an 8-card server"
+  kbq "gpus where memory >= 24gb and nvlink = yes order by bandwidth desc"
+  kbq "best gpu for bert on dense 9-card chassis as of 2020-03"
   kbq "frameworks for rnn"          kbq "sdks for inference"
-  kbq "applications of gan"         kbq "algorithms for machine translation"
-  kbq "requirements for lstm"       kbq "requirements for bert using dettmers"
-  kbq "compare rtx 2080 ti and titan rtx"
-  kbq "describe quadro rtx 8000"    kbq "why quadro rtx 8000 for bert"
-  kbq "keys"                        (every attribute you can use in where / order by)
+  kbq "requirements for lstm"       kbq "why quadro rtx 8000 for bert"
+  kbq "keys"                    (every attribute for where / order by)
   kbq sparql "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"
-  kbq help [FORM]                   (the language reference: every form, word, key, unit and error)
+  kbq help [FORM]               (the language reference, exit codes)
   kbq build | kbq validate [FILE...] | kbq shell | kbq serve | kbq export
+output: the headline first, then the table fitted to $COLUMNS (80 in a pipe);
+NO_COLOR and FORCE_COLOR set the colour
 """
 COMMANDS = {"build", "validate", "sparql", "shell", "serve", "export", "help"}
 
@@ -68,6 +77,11 @@ def _question_parser() -> argparse.ArgumentParser:
     _common(p)
     p.add_argument("--sparql", action="store_true", help="print the compiled SPARQL instead of running it")
     p.add_argument("--explain", action="store_true", help="also list the GPUs each constraint removed")
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help=f"exit {CHECK_FAILED} when the answer is 'does not fit' or no candidate remains (0 otherwise): for scripts",
+    )
     p.add_argument("--version", action="version", version=f"kbq {__version__}")
     return p
 
@@ -100,22 +114,11 @@ def _print_answer(result, fmt: str, out: TextIO, *, explain: bool) -> None:
     if fmt == "csv":
         print(output.to_csv(result.columns, result.rows), file=out)
         return
-    chart = result.extra.get("chart") if fmt == "chart" else None
-    if isinstance(chart, dict):
-        from kbq import charts
+    from kbq import render
 
-        print(charts.render(chart, width=charts.terminal_width(out), color=charts.use_color(out)), file=out)
-    else:
-        if fmt == "chart":
-            print(f"(no chart for a {result.kind} answer: the table)", file=sys.stderr)
-        print(output.table(result.columns, result.rows, result.units), file=out)
-    if result.explanation:
-        print(file=out)
-        for line in result.explanation:
-            print(f"  {clean(line)}", file=out)
-    if explain and result.removed:
-        print("\nremoved:", file=out)
-        print(output.table(["gpu", "name", "removed by"], result.removed), file=out)
+    if fmt == "chart" and not isinstance(result.extra.get("chart"), dict):
+        print(f"(no chart for a {result.kind} answer: the table)", file=sys.stderr)
+    print(render.answer(result, fmt, width=render.width(out), color=render.use_color(out), explain=explain), file=out)
 
 
 def ask(argv: list[str]) -> int:
@@ -124,8 +127,15 @@ def ask(argv: list[str]) -> int:
     if args.sparql:
         print(clean(kb.compile(args.question)))
         return 0
-    result = kb.answer(args.question, explain=args.explain)
+    try:
+        result = kb.answer(args.question, explain=args.explain)
+    except NoResultError as exc:
+        if args.check:
+            exc.exit_code = CHECK_FAILED  # no candidate remains: the check fails
+        raise
     _print_answer(result, args.format, sys.stdout, explain=args.explain)
+    if args.check and result.verdict is not None and not result.verdict["fits"]:
+        return CHECK_FAILED
     return 0
 
 
@@ -152,7 +162,9 @@ def cmd_sparql(argv: list[str]) -> int:
     elif args.format == "csv":
         print(output.to_csv(table.columns, table.rows))
     else:
-        print(output.table(table.columns, table.rows))
+        from kbq import render
+
+        print(render.table(table.columns, table.rows, width=render.width(sys.stdout), color=render.use_color(sys.stdout)))
     return 0
 
 
@@ -272,8 +284,19 @@ def cmd_serve(argv: list[str]) -> int:
 
 
 def cmd_export(argv: list[str]) -> int:
-    p = _Parser(prog="kbq export", description="Write the inferred graph for an external SPARQL store.")
-    p.add_argument("--format", choices=["nt", "ttl", "nq"], default="nt")
+    p = _Parser(
+        prog="kbq export",
+        description="Write the inferred graph for an external SPARQL store.",
+        epilog="nt and ttl merge the asserted and inferred triples into one default graph, which is what kbq's "
+        "questions read. nq keeps them in two named graphs: the store must then query their union as its default "
+        "graph (Oxigraph: --union-default-graph; Fuseki: tdb:unionDefaultGraph true), or kbq --endpoint finds nothing.",
+    )
+    p.add_argument(
+        "--format",
+        choices=["nt", "ttl", "nq"],
+        default="nt",
+        help="nt (default) and ttl: one merged graph; nq: two named graphs, needs a union default graph (see below)",
+    )
     p.add_argument("--kb", action="append", default=[], metavar="FILE", help="a Turtle overlay (repeatable)")
     p.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
     args = p.parse_args(argv)

@@ -1,7 +1,7 @@
 """`kbq serve`: the SPARQL 1.1 endpoint, the kbq language over HTTP, and the web page.
 
 Routes: `/sparql` (kbq.serve.sparql), `/ask?q=` (the answer `kbq --format json` prints),
-`/health`, `/docs/language.md` (the language reference), `/` and `/static/` (the page, served
+`/health`, `/docs/language.md` and `/docs/language.html` (the language reference), `/` and `/static/` (the page, served
 from kbq/static: no CDN). Queries run in
 killable worker processes (kbq.serve.pool); logging is configured in `main()` only.
 
@@ -32,7 +32,7 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
-from starlette.responses import FileResponse, Response
+from starlette.responses import FileResponse, HTMLResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -247,6 +247,25 @@ async def language(request: Request) -> Response:
     return FileResponse(path, media_type="text/plain; charset=utf-8", headers=PAGE_HEADERS)
 
 
+REFERENCE_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>kbq language reference</title><link rel="icon" href="data:,"><link rel="stylesheet" href="../static/kbq.css">
+</head><body class="reference"><header><p><a href="../">kbq</a> &middot; <a href="language.md">markdown</a></p></header>
+<main>{body}</main></body></html>
+"""
+
+
+async def language_html(request: Request) -> Response:
+    """The language reference rendered as HTML (markdown-it-py; raw HTML in the markdown is escaped)."""
+    path = Path(data_root()) / "docs" / "language.md"
+    if not path.is_file():
+        return failure(404, "the language reference is not installed (kbq help --all prints it)", as_json=False)
+    from markdown_it import MarkdownIt
+
+    body = MarkdownIt("commonmark", {"html": False}).enable("table").render(path.read_text(encoding="utf-8"))
+    return HTMLResponse(REFERENCE_PAGE.format(body=body), headers=PAGE_HEADERS)
+
+
 def create_app(
     config: ServerConfig,
     info: SnapshotInfo,
@@ -299,6 +318,7 @@ def create_app(
         Route("/ask", ask, methods=["GET", "POST"]),
         Route("/health", health, methods=["GET"]),
         Route("/docs/language.md", language, methods=["GET"]),
+        Route("/docs/language.html", language_html, methods=["GET"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
