@@ -50,7 +50,10 @@ ARCHITECTURES = {
 }  # fmt: skip
 NEW_ARCHITECTURES = {
     "kb:Kepler": ("Kepler", "NVIDIA architecture of 2012 (GeForce 600/700, Tesla K, Quadro K); compute capability 3.x."),
-    "kb:Maxwell": ("Maxwell", "NVIDIA architecture of 2014 (GeForce 900, Tesla M, Quadro M, Jetson Nano); compute capability 5.x."),
+    "kb:Maxwell": (
+        "Maxwell",
+        "NVIDIA architecture of 2014 (GeForce 900, Tesla M, Quadro M, Jetson Nano); compute capability 5.x",
+    ),
     "kb:GCN4": ("GCN 4 (Polaris)", "AMD Graphics Core Next 4th generation of 2016 (Radeon RX 400/500, Radeon Pro WX x100)."),
     "kb:RDNA1": ("RDNA 1", "AMD's first RDNA architecture of 2019 (Radeon RX 5000, Radeon Pro W5000)."),
     "kb:RDNA2": ("RDNA 2", "AMD architecture of 2020 (Radeon RX 6000, Radeon Pro W6000)."),

@@ -338,7 +338,8 @@ def llm_models() -> list[Model]:
             + ("experts E*3*d*f_e plus the router d*E, active parameters with the top-k experts only; " if moe else "")
             + ("" if norm_weights else "no norm weights: OLMo's LayerNorm has none; ")
             + (
-                "input embedding and output head tied, counted once (tie_word_embeddings true in the family's Hugging Face config, as mlc-llm's verbatim copies show)"
+                "input embedding and output head tied, counted once (tie_word_embeddings true in the family's "
+                "Hugging Face config, as mlc-llm's verbatim copies show)"
                 if tied
                 else "a separate output head d*V"
             )
@@ -349,7 +350,8 @@ def llm_models() -> list[Model]:
                 iri=f"{KB}hf/{org}/{name}",
                 classes=["kbq:LargeLanguageModel", "kbq:Model"],
                 label=name,
-                comment=f"{hf}: a {size}-parameter {'mixture-of-experts ' if moe else ''}decoder-only language model published on the Hugging Face Hub.",
+                comment=f"{hf}: a {size}-parameter {'mixture-of-experts ' if moe else ''}decoder-only language model "
+                "published on the Hugging Face Hub.",
                 modality="kb:TextModality",
                 facts=facts,
                 note=note,
@@ -519,19 +521,24 @@ def render(models: list[Model], skipped: list[str]) -> str:
         body.append("    " + " ; ".join(fact(k, v) for k, v in m.facts.items()) + " ;")
         body.append(f"    kbq:note {quote(m.note)} ;")
         body.append("    dcterms:source " + " , ".join(f"<{s}>" for s in m.sources) + " .")
-        lines += body + [""]
-    lines += [
-        "# --- sources ---",
-        f'<{LITGPT_URL}> a kbq:Source ; rdfs:label "litgpt litgpt/config.py: model configurations per Hugging Face checkpoint (Apache-2.0)" ;',
-        '    kbq:tier kb:TierDatabase ; dcterms:publisher "Lightning AI" .',
-        f'<{MLC_PRESETS_URL}> a kbq:Source ; rdfs:label "mlc-llm model_preset.py: Hugging Face config.json files copied verbatim (Apache-2.0)" ;',
-        '    kbq:tier kb:TierDatabase ; dcterms:publisher "MLC" .',
-        f'<{TIMM_RESULTS_URL}> a kbq:Source ; rdfs:label "timm results-imagenet.csv: ImageNet-1k results with parameter counts (Apache-2.0)" ;',
-        '    kbq:tier kb:TierMeasured ; dcterms:publisher "Hugging Face (timm)" .',
-        f'<{TIMM_BENCH_URL}> a kbq:Source ; rdfs:label "timm benchmark-infer-amp-nchw-pt291-cu128-4090.csv: inference benchmark with GMACs per image (Apache-2.0)" ;',
-        '    kbq:tier kb:TierMeasured ; dcterms:publisher "Hugging Face (timm)" .',
-        "",
+        lines += [*body, ""]
+    lit = "litgpt litgpt/config.py: model configurations per Hugging Face checkpoint (Apache-2.0)"
+    mlc = "mlc-llm model_preset.py: Hugging Face config.json files copied verbatim (Apache-2.0)"
+    results = "timm results-imagenet.csv: ImageNet-1k results with parameter counts (Apache-2.0)"
+    bench = "timm benchmark-infer-amp-nchw-pt291-cu128-4090.csv: inference benchmark with GMACs per image (Apache-2.0)"
+    sources = [
+        (LITGPT_URL, lit, "TierDatabase", "Lightning AI"),
+        (MLC_PRESETS_URL, mlc, "TierDatabase", "MLC"),
+        (TIMM_RESULTS_URL, results, "TierMeasured", "Hugging Face (timm)"),
+        (TIMM_BENCH_URL, bench, "TierMeasured", "Hugging Face (timm)"),
     ]
+    lines.append("# --- sources ---")
+    for url, label, tier, publisher in sources:
+        lines += [
+            f"<{url}> a kbq:Source ; rdfs:label {quote(label)} ;",
+            f'    kbq:tier kb:{tier} ; dcterms:publisher "{publisher}" .',
+        ]
+    lines.append("")
     return "\n".join(lines)
 
 
