@@ -115,7 +115,18 @@ def selected(db: GPUDatabase) -> list[object]:
     return out
 
 
-def existing(kb_dir: Path) -> tuple[dict[str, str], set[str]]:
+def fp16_ratios(g: rdflib.Graph) -> dict[str, set[float]]:
+    """FP16:FP32 shader-rate ratios of the hand-written GPUs, per architecture (kb: name)."""
+    kbq = rdflib.Namespace("https://kbq.dev/ontology#")
+    out: dict[str, set[float]] = defaultdict(set)
+    for gpu, fp16 in g.subject_objects(kbq.fp16Tflops):
+        fp32, arch = g.value(gpu, kbq.fp32Tflops), g.value(gpu, kbq.architecture)
+        if fp32 is not None and arch is not None and float(fp32) > 0:
+            out["kb:" + str(arch).rsplit("/", 1)[1]].add(float(fp16) / float(fp32))
+    return out
+
+
+def existing(kb_dir: Path) -> tuple[dict[str, str], set[str], dict[str, set[float]]]:
     g = rdflib.Graph()
     for path in sorted(kb_dir.glob("*.ttl")):
         if path.name != OUT.name:
@@ -128,7 +139,7 @@ def existing(kb_dir: Path) -> tuple[dict[str, str], set[str]]:
             names.setdefault(normalise(str(o)), str(s))
     urls = {str(o).split("#")[0] for o in g.objects(None, rdflib.URIRef("http://purl.org/dc/terms/source"))}
     urls |= {str(s) for s in g.subjects(rdflib.RDF.type, rdflib.URIRef("https://kbq.dev/ontology#Source"))}
-    return names, {u for u in urls if "techpowerup.com/gpu-specs/" in u}
+    return names, {u for u in urls if "techpowerup.com/gpu-specs/" in u}, fp16_ratios(g)
 
 
 def slug(url: str) -> str:
@@ -143,7 +154,19 @@ def num(x: float) -> str:
     return repr(round(float(x), 4))
 
 
-def render_gpu(g: Gpu, family_of: dict[str, str]) -> list[str]:
+def fp16_agrees(s: object, ratios: dict[str, set[float]]) -> bool:
+    """The database's FP16:FP32 ratio is one the architecture's datasheet entries show (or none to check).
+
+    TechPowerUp gives Hopper FP16 at 4x FP32 where NVIDIA's H100 whitepaper states 2x (133.8 vs 67),
+    so a database ratio no hand-written GPU of the architecture has is not taken."""
+    known = ratios.get(ARCHITECTURES[(s.manufacturer, s.architecture)])
+    if not known or not s.single_float_performance_gflop_s or not s.half_float_performance_gflop_s:
+        return True
+    ratio = s.half_float_performance_gflop_s / s.single_float_performance_gflop_s
+    return any(abs(ratio - k) <= 0.1 * k for k in known)
+
+
+def render_gpu(g: Gpu, family_of: dict[str, str], ratios: dict[str, set[float]]) -> list[str]:
     s = g.spec
     seg = segment(s.manufacturer, s.generation, s.name)
     bus = s.bus_interface or ""
@@ -166,7 +189,8 @@ def render_gpu(g: Gpu, family_of: dict[str, str]) -> list[str]:
     rates = []
     if s.single_float_performance_gflop_s:
         rates.append(f"kbq:fp32Tflops {num(s.single_float_performance_gflop_s / 1000)}")
-    if s.half_float_performance_gflop_s:
+    fp16_kept = fp16_agrees(s, ratios)
+    if s.half_float_performance_gflop_s and fp16_kept:
         rates.append(f"kbq:fp16Tflops {num(s.half_float_performance_gflop_s / 1000)}")
     if s.manufacturer == "NVIDIA":
         if s.shading_units:
@@ -203,6 +227,11 @@ def render_gpu(g: Gpu, family_of: dict[str, str]) -> list[str]:
             "(MIT) carries it: FP32/FP16 are TechPowerUp's shader rates at boost clock"
             + ("; compute capability is its 'CUDA' version" if s.manufacturer == "NVIDIA" else "")
             + ". No tensor throughput is stated (the database gives none)."
+            + (
+                ""
+                if fp16_kept
+                else " FP16 left out: the database's FP16:FP32 ratio is not one of this architecture's datasheet entries."
+            )
         )
         + " ;"
     )
@@ -221,7 +250,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
-    taken, kb_urls = existing(ROOT / "kb")
+    taken, kb_urls, ratios = existing(ROOT / "kb")
     gpus: list[Gpu] = []
     skipped: list[str] = []
     for s in sorted(selected(GPUDatabase.default()), key=lambda s: (s.manufacturer, s.release_date, s.name)):
@@ -284,7 +313,7 @@ def main() -> None:
             lines.append(f"{iri} a kbq:Architecture ; rdfs:label {quote(label)} ; rdfs:comment {quote(comment)} .")
     lines += ["", "# --- families of memory-size variants ---", *family_lines, ""]
     for g in gpus:
-        lines += render_gpu(g, family_of)
+        lines += render_gpu(g, family_of, ratios)
     args.out.write_text("\n".join(lines))
     print(f"{len(gpus)} GPUs and {len(family_lines) // 3} families written to {args.out} ({len(skipped)} skipped)")
 
