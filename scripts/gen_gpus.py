@@ -261,10 +261,9 @@ def main() -> None:
         iri = f"{KB}gpu/{slug(s.tpu_url)}"
         taken[normalise(s.name)] = iri
         names = []
-        short = BRAND.sub("", s.name)
-        for n in (short, re.sub(r"(\d)\s+GB$", r"\1GB", s.name)):
-            if n != s.name and taken.setdefault(normalise(n), iri) == iri and n not in names:
-                names.append(n)
+        short = BRAND.sub("", s.name)  # 'RTX 3060 12 GB'; spacing variants need no name (the index ignores spaces)
+        if short != s.name and taken.setdefault(normalise(short), iri) == iri:
+            names.append(short)
         gpus.append(Gpu(iri, s, s.name, names))
     # families: variants that differ only in memory size
     groups: dict[str, list[Gpu]] = defaultdict(list)

@@ -288,12 +288,12 @@ def litgpt_parameters(c: object, tied: bool, norm_weights: bool = True) -> tuple
 
 
 def short_names(org: str, name: str) -> list[str]:
-    """Names people type for a Hub checkpoint: the name, without the org's prefix and '-hf'."""
+    """Names people type for a Hub checkpoint: the name, org/name, and the name without 'Meta-' and '-hf'
+    (spaces for hyphens need no name of their own: the name index ignores both)."""
     out = [name, f"{org}/{name}"]
     stripped = re.sub(r"^(Meta-)", "", name)
     stripped = re.sub(r"-hf$", "", stripped)
     out.append(stripped)
-    out.append(stripped.replace("-", " "))
     return out
 
 
@@ -435,7 +435,7 @@ def timm_models() -> list[Model]:
                 facts=facts,
                 note=note,
                 sources=sources,
-                names=[arch, f"timm/{arch}", f"timm {arch}"],
+                names=[arch, f"timm {arch}"],
             )
         )
     return out
@@ -477,11 +477,12 @@ def dedupe(models: Iterable[Model], taken: dict[str, str], kb_models: set[str]) 
             skipped.append(f"{m.label} (already {owner.removeprefix(KB)})")
             replaced[m.iri] = owner
             continue
-        names = []
+        names, keys = [], set()
         for n in [m.label, *m.names]:
             key = normalise(n)
-            if taken.get(key, m.iri) == m.iri and n not in names:
+            if taken.get(key, m.iri) == m.iri and key not in keys:  # one name per normal form
                 taken[key] = m.iri
+                keys.add(key)
                 names.append(n)
         m.names = [n for n in names if n != m.label]
         kept.append(m)
