@@ -46,6 +46,24 @@ TIMM_BENCH_URL = f"https://github.com/huggingface/pytorch-image-models/blob/{TIM
 MLC_PRESETS_URL = (
     "https://github.com/mlc-ai/mlc-llm/blob/79d603f085f50500e9509fa01785ffa7ecfaaa93/python/mlc_llm/model/model_preset.py"
 )
+MLC_GIT = Path("/work/.mirror/mlc-ai+mlc-llm/repo")
+MLC_COMMIT = "79d603f085f50500e9509fa01785ffa7ecfaaa93"
+# mlc-llm presets (verbatim Hugging Face config.json files) of architectures litgpt lacks, with the
+# model name each preset is the config of. Left out: 'qwen2' (Qwen1.5-1.8B-Chat: the preset says
+# tie_word_embeddings true, which gives 1.53B against the model's published 1.84B) and 'minicpm_2b'
+# (which MiniCPM-2B checkpoint it copies, and so its tying, could not be told).
+MLC_PRESETS = {
+    "qwen2_0_5b": "Qwen2-0.5B",
+    "qwen2_1_5b": "Qwen2-1.5B",
+    "qwen2_7b": "Qwen2-7B",
+    "internlm2": "InternLM2-7B",
+    "internlm2_5_7b": "InternLM2.5-7B",
+    "smollm_135m": "SmolLM-135M",
+    "smollm_360m": "SmolLM-360M",
+    "smollm_1_7b": "SmolLM-1.7B",
+    "olmo2_32b": "OLMo-2-32B",
+    "snowflake-arctic-embed-m": "snowflake-arctic-embed-m",
+}
 OUT = ROOT / "kb" / "models_generated.ttl"
 KB = "https://kbq.dev/kb/"
 
@@ -388,6 +406,99 @@ def link_fine_tunes(models: list[Model]) -> None:
 # --- vision models from timm -----------------------------------------------------------------------
 
 
+# --- LLMs and an embedding model from mlc-llm's verbatim Hugging Face configs --------------------------
+
+
+def load_mlc() -> dict[str, dict[str, object]]:
+    import ast
+
+    tree = ast.parse(git_show(MLC_GIT, MLC_COMMIT, "python/mlc_llm/model/model_preset.py"))
+    node = next(n for n in tree.body if isinstance(n, ast.AnnAssign))
+    return ast.literal_eval(node.value)  # type: ignore[no-any-return]
+
+
+def hf_parameters(c: dict[str, object]) -> int:
+    """Parameters of a Hugging Face checkpoint from its config.json shapes.
+
+    Decoder (llama, qwen2, internlm2, minicpm, olmo2): embedding V*d; per layer two norms (OLMo 2: its
+    post-norms plus q/k norms of h*k and g*k), attention d*h*k + 2*d*g*k + h*k*d (+ (h+2g)*k biases for
+    qwen2), MLP 3*d*f; final norm d; output head d*V unless tie_word_embeddings. BERT: word, position and
+    type embeddings plus LayerNorm; per layer Q, K, V, O (d*d + d each), two LayerNorms (2d each), FFN
+    d*f + f + f*d + d; pooler d*d + d.
+    """
+    v, d, n = int(c["vocab_size"]), int(c["hidden_size"]), int(c["num_hidden_layers"])
+    f, h = int(c["intermediate_size"]), int(c["num_attention_heads"])
+    if c["model_type"] == "bert":
+        emb = (v + int(c["max_position_embeddings"]) + int(c["type_vocab_size"])) * d + 2 * d
+        layer = 4 * (d * d + d) + 2 * (2 * d) + d * f + f + f * d + d
+        return emb + n * layer + d * d + d
+    g = int(c.get("num_key_value_heads") or h)
+    k = int(c.get("head_dim") or d // h)
+    attn = d * h * k + 2 * d * g * k + h * k * d
+    if c["model_type"] == "qwen2":
+        attn += (h + 2 * g) * k
+    norms = 2 * d + ((h + g) * k if c["model_type"] == "olmo2" else 0)
+    head = 0 if c.get("tie_word_embeddings") else d * v
+    return v * d + n * (attn + norms + 3 * d * f) + d + head
+
+
+def mlc_models() -> list[Model]:
+    presets = load_mlc()
+    out = []
+    url = MLC_PRESETS_URL
+    for key, name in MLC_PRESETS.items():
+        c = presets[key]
+        total = hf_parameters(c)
+        bert = c["model_type"] == "bert"
+        h = int(c["num_attention_heads"])
+        g = int(c.get("num_key_value_heads") or h)
+        facts: dict[str, object] = {
+            "parameterCount": total,
+            "numLayers": int(c["num_hidden_layers"]),
+            "hiddenSize": int(c["hidden_size"]),
+            "attentionHeads": h,
+            "kvHeads": g,
+            "headDim": int(c.get("head_dim") or int(c["hidden_size"]) // h),
+            "ffnSize": int(c["intermediate_size"]),
+            "vocabSize": int(c["vocab_size"]),
+            "maxContext": int(c["max_position_embeddings"]),
+            "attentionKind": attention_kind(h, g),
+        }
+        hf = None  # the presets do not say which Hub repository (base or chat) they copy
+        kind = "BERT encoder (text embedding model)" if bert else "decoder-only language model"
+        note = (
+            f"Architecture from mlc-llm's preset '{key}', a verbatim copy of the model's Hugging Face config.json "
+            f"(model_type {c['model_type']}); the parameter count ({total:,}) is computed from those shapes with "
+            "scripts/gen_models.py's hf_parameters ("
+            + (
+                "word, position and type embeddings and LayerNorm; per layer Q, K, V, O with biases, two LayerNorms "
+                "and the FFN with biases; the pooler"
+                if bert
+                else "embedding V*d; per layer the norms, attention d*h*k + 2*d*g*k + h*k*d (biases for Qwen2) and "
+                "the MLP 3*d*f; final norm"
+                + ("; output head tied to the embedding" if c.get("tie_word_embeddings") else "; output head d*V")
+            )
+            + "). Maximum context is max_position_embeddings."
+        )
+        out.append(
+            Model(
+                iri=f"{KB}mlc/{key}",
+                classes=["kbq:Transformer", "kbq:Model"] if bert else ["kbq:LargeLanguageModel", "kbq:Model"],
+                label=name,
+                comment=f"{name}: a {total / 1e9:.2f}B-parameter {kind}."
+                if total >= 1e9
+                else f"{name}: a {total / 1e6:.0f}M-parameter {kind}.",
+                modality="kb:TextModality",
+                facts=facts,
+                note=note,
+                sources=[url],
+                names=[key] + ([hf] if hf else []),
+                hf_id=hf,
+            )
+        )
+    return out
+
+
 def timm_models() -> list[Model]:
     results = list(csv.DictReader(io.StringIO(git_show(TIMM_GIT, TIMM_COMMIT, TIMM_RESULTS))))
     bench: dict[tuple[str, int], dict[str, str]] = {}
@@ -548,7 +659,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
     taken, kb_models = existing_names(ROOT / "kb")
-    models, skipped = dedupe([*llm_models(), *timm_models()], taken, kb_models)
+    models, skipped = dedupe([*llm_models(), *mlc_models(), *timm_models()], taken, kb_models)
     args.out.write_text(render(models, skipped))
     print(f"{len(models)} models written to {args.out} ({len(skipped)} skipped as already in the KB)")
 

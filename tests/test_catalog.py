@@ -115,12 +115,18 @@ PUBLISHED_PARAMETERS = {
     "Qwen/Qwen2.5-0.5B": 494_032_768,
     "Qwen/Qwen2.5-1.5B": 1_543_714_304,
     "allenai/OLMo-7B-hf": 6_888_095_744,
+    # mlc-llm presets, found by label
+    "Qwen2-7B": 7_615_616_512,
+    "SmolLM-135M": 134_515_008,
+    "SmolLM-1.7B": 1_711_376_384,
+    "snowflake-arctic-embed-m": 109_482_240,  # BERT-base shapes (bert-base-uncased has the same count)
 }
 
 
 def test_computed_parameter_counts_match_the_published_ones() -> None:
     g = _graph(GENERATED_MODELS)
     by_id = {str(o): s for s, o in g.subject_objects(KBQ.huggingFaceId)}
+    by_id.update({str(o): s for s, o in g.subject_objects(rdflib.RDFS.label) if str(s).startswith("https://kbq.dev/kb/mlc/")})
     for hf_id, published in PUBLISHED_PARAMETERS.items():
         assert int(float(g.value(by_id[hf_id], KBQ.parameterCount))) == published, hf_id
 
