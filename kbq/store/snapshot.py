@@ -45,7 +45,7 @@ MANIFEST_DATA = "kbq-manifest.marshal"
 LOCK = "kbq.lock"
 DAMAGED = "kbq-damaged"  # written when the engine reports a corruption in this folder
 STAMPS = "kbq-stamps.marshal"
-DEFAULT_ENGINE = "reasonable"
+DEFAULT_ENGINE = "sparql"
 _MAGIC = b"KBQ-MANIFEST-2\n"
 _STAMPS_MAGIC = b"KBQ-STAMPS-1\n"
 _UNCHECKED = ("LOG", "LOCK", "kbq-", "kbq.")  # not in the checksums: RocksDB's logs and lock, kbq's own files
@@ -119,6 +119,7 @@ def input_files(overlays: Sequence[str | os.PathLike[str]] = ()) -> list[str]:
         resources.knowledge_paths()
         + resources.rule_paths()
         + resources.check_paths()
+        + resources.engine_paths()
         + [resources.shapes_path()]
         + [os.fspath(p) for p in overlays]
     )
