@@ -1,0 +1,97 @@
+"""The build's `sparql` engine (OWL-RL subset + rules inside the store) against the reference
+engines: the same entailments on the shipped KB and on a 10x synthetic KB; overlay builds that
+start from the shipped snapshot's closure equal full builds."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pyoxigraph as ox
+import pytest
+
+from kbq.build import closure, loader, reason
+from kbq.store import resources
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def sparql_entailments(files: list[Path]) -> set[str]:
+    """The inferred triples of the sparql engine, as N-Triples lines."""
+    loaded = loader.load(files)
+    assert closure.beyond_subset(loaded.store) == []
+    closure.infer_in_store(loaded.store, resources.rule_files())
+    return {str(q.triple) for q in loaded.store.quads_for_pattern(None, None, None, ox.NamedNode(resources.INFERRED_GRAPH))}
+
+
+def reference_entailments(files: list[Path], engine: reason.Engine) -> set[str]:
+    result = reason.infer(loader.load(files).triples, resources.rule_files(), engine=engine)
+    return {str(loader.to_ox_quad(*t).triple) for t in result.inferred}
+
+
+def synthetic(factor: int, folder: Path) -> Path:
+    sys.path.insert(0, str(ROOT / "bench"))
+    from make_synthetic import write
+
+    out = folder / f"synthetic-{factor}x.nt"
+    write(factor, out)
+    return out
+
+
+@pytest.mark.slow
+def test_sparql_engine_equals_owlrl_on_the_shipped_kb() -> None:
+    files = resources.knowledge_files()
+    found = sparql_entailments(files)
+    assert found == reference_entailments(files, reason.Engine.OWLRL)
+    assert len(found) > 5000
+
+
+def test_sparql_engine_equals_reasonable_on_a_10x_synthetic_kb(tmp_path: Path) -> None:
+    files = [*resources.knowledge_files(), synthetic(10, tmp_path)]
+    found = sparql_entailments(files)
+    assert found == reference_entailments(files, reason.Engine.REASONABLE)
+    assert len(found) > 10 * 5000
+
+
+def test_knowledge_beyond_the_subset_is_found(tmp_path: Path) -> None:
+    overlay = tmp_path / "same.ttl"
+    overlay.write_text("<https://kbq.dev/kb/A> <http://www.w3.org/2002/07/owl#sameAs> <https://kbq.dev/kb/B> .\n")
+    assert closure.beyond_subset(loader.load([overlay]).store) == ["http://www.w3.org/2002/07/owl#sameAs"]
+    fine = tmp_path / "fine.ttl"
+    fine.write_text("<https://kbq.dev/kb/A> <http://www.w3.org/2000/01/rdf-schema#label> \"a\" .\n")
+    assert closure.beyond_subset(loader.load([fine]).store) == []
+
+
+def test_a_rule_not_of_the_construct_where_form_names_its_file(tmp_path: Path) -> None:
+    short = tmp_path / "short.rq"
+    short.write_text("# derives\nCONSTRUCT WHERE { ?s ?p ?o }")
+    with pytest.raises(reason.KnowledgeFileError, match=r"short\.rq.*CONSTRUCT \{ template \} WHERE"):
+        closure.compile_rule(short, short.read_text())
+
+
+def test_rules_read_their_inputs_off_the_where_clause() -> None:
+    text = (
+        "PREFIX kbq: <https://kbq.dev/ontology#>\n# a comment: kbq:NotThis\n"
+        'CONSTRUCT { ?g kbq:dense true } WHERE { ?g a kbq:GPU ; kbq:boardDesign ?d . FILTER(?d != "kbq:NotThis") }'
+    )
+    rule = closure.compile_rule(Path("r.rq"), text)
+    kbq = resources.KBQ_NS
+    assert rule.mentions == {kbq + "GPU", kbq + "boardDesign", "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"}
+    assert not rule.open_predicate and not rule.open_class and rule.monotonic
+    assert rule.wants({kbq + "boardDesign"}, set()) and rule.wants(set(), {kbq + "GPU"})
+    assert not rule.wants({kbq + "dense"}, {kbq + "Model"})
+    open_rule = closure.compile_rule(Path("o.rq"), "CONSTRUCT { ?x a ?c } WHERE { ?c <urn:x> ?d . ?x a ?c }")
+    assert open_rule.open_class and open_rule.wants(set(), {kbq + "Anything"})
+
+
+def test_rules_without_a_fixpoint_stop_with_an_error_naming_them(tmp_path: Path) -> None:
+    endless = tmp_path / "endless.rq"
+    endless.write_text(
+        "# derives a chain that never ends\n"
+        "CONSTRUCT { ?n <https://kbq.dev/test#next> ?m } WHERE { ?s <https://kbq.dev/test#next> ?n "
+        "FILTER NOT EXISTS { ?n <https://kbq.dev/test#next> ?any } BIND(IRI(CONCAT(STR(?n), 'x')) AS ?m) }"
+    )
+    start = tmp_path / "start.ttl"
+    start.write_text("<https://kbq.dev/test#a> <https://kbq.dev/test#next> <https://kbq.dev/test#b> .\n")
+    with pytest.raises(reason.KnowledgeFileError, match=rf"endless\.rq.*after {closure.MAX_ROUNDS} rounds"):
+        closure.infer_in_store(loader.load([start]).store, [endless])
