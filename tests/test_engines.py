@@ -95,3 +95,40 @@ def test_rules_without_a_fixpoint_stop_with_an_error_naming_them(tmp_path: Path)
     start.write_text("<https://kbq.dev/test#a> <https://kbq.dev/test#next> <https://kbq.dev/test#b> .\n")
     with pytest.raises(reason.KnowledgeFileError, match=rf"endless\.rq.*after {closure.MAX_ROUNDS} rounds"):
         closure.infer_in_store(loader.load([start]).store, [endless])
+
+
+def _graph_lines(path: Path, graph: str) -> list[str]:
+    """A snapshot graph's triples as N-Triples lines, blank node labels blanked (they differ per load)."""
+    store = ox.Store.read_only(str(path))
+    lines = []
+    for q in store.quads_for_pattern(None, None, None, ox.NamedNode(graph)):
+        parts = [("_:b" if isinstance(t, ox.BlankNode) else str(t)) for t in (q.subject, q.predicate, q.object)]
+        lines.append(" ".join(parts))
+    return sorted(lines)
+
+
+def test_an_overlay_build_from_the_shipped_closure_equals_a_full_build(tmp_path: Path) -> None:
+    from kbq.build import pipeline
+
+    overlay = tmp_path / "mine.ttl"
+    overlay.write_text(
+        "@prefix kbq: <https://kbq.dev/ontology#> . @prefix kb: <https://kbq.dev/kb/> .\n"
+        "@prefix xsd: <http://www.w3.org/2001/XMLSchema#> . @prefix dcterms: <http://purl.org/dc/terms/> .\n"
+        # a newer price for a shipped GPU (a non-monotonic rule's input: the current price changes)
+        "kb:TestPrice a kbq:PriceObservation ; kbq:priceOf kb:RTX4090 ; kbq:priceUsd 999.0 ;\n"
+        '  kbq:observedOn "2030-01-01"^^xsd:date ; kbq:priceKind kb:StreetPrice ; dcterms:source <https://example.org/p> .\n'
+        # a dense-chassis design for a shipped open-air card (monotonic and aggregate rules)
+        "kb:RTX4090 kbq:boardDesign kb:TestBlower .\n"
+        'kb:TestBlower a kbq:BoardDesign ; kbq:cooling kb:Blower ; kbq:maxCardsPerChassis 10 ; dcterms:source <https://example.org/d> .\n'
+    )
+    base = pipeline.build(tmp_path / "snapshot-base")
+    quick = pipeline.build(tmp_path / "snapshot-quick", overlays=[overlay], base=base.path, validate=False)
+    full = pipeline.build(tmp_path / "snapshot-full", overlays=[overlay], validate=False)
+    for graph in (resources.ASSERTED_GRAPH, resources.INFERRED_GRAPH):
+        assert _graph_lines(Path(quick.path), graph) == _graph_lines(Path(full.path), graph)
+    assert (quick.asserted, quick.inferred) == (full.asserted, full.inferred)
+    inferred = _graph_lines(Path(full.path), resources.INFERRED_GRAPH)
+    kb, kbq = resources.KB_NS, resources.KBQ_NS
+    assert f"<{kb}RTX4090> <{kbq}currentPrice> \"999\"^^<http://www.w3.org/2001/XMLSchema#decimal>" in inferred
+    assert f"<{kb}RTX4090> <{kbq}denseCards> \"10\"^^<http://www.w3.org/2001/XMLSchema#integer>" in inferred
+    assert len([x for x in inferred if x.startswith(f"<{kb}RTX4090> <{kbq}currentPrice>")]) == 1
