@@ -1,5 +1,5 @@
 """The build's `sparql` engine (OWL-RL subset + rules inside the store) against the reference
-engines: the same entailments on the shipped KB and on a 10x synthetic KB; overlay builds that
+engines: the same entailments on a 10x synthetic KB (on the shipped KB against owlrl: test_reasoning); overlay builds that
 start from the shipped snapshot's closure equal full builds."""
 
 from __future__ import annotations
@@ -36,14 +36,6 @@ def synthetic(factor: int, folder: Path) -> Path:
     out = folder / f"synthetic-{factor}x.nt"
     write(factor, out)
     return out
-
-
-@pytest.mark.slow
-def test_sparql_engine_equals_owlrl_on_the_shipped_kb() -> None:
-    files = resources.knowledge_files()
-    found = sparql_entailments(files)
-    assert found == reference_entailments(files, reason.Engine.OWLRL)
-    assert len(found) > 5000
 
 
 def test_sparql_engine_equals_reasonable_on_a_10x_synthetic_kb(tmp_path: Path) -> None:

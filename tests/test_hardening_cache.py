@@ -315,6 +315,10 @@ def test_check_limits_directly() -> None:
         def __init__(self) -> None:
             self.triples = [(URIRef(f"urn:a{i}"), OWL.sameAs, URIRef("urn:b")) for i in range(300)]
             self.subject_files = {f"urn:a{i}": {"x.ttl"} for i in range(300)}
+            self.count = len(self.triples)
+
+        def links(self):  # type: ignore[no-untyped-def]
+            return ((str(s), str(p), str(o)) for s, p, o in self.triples)
 
     with pytest.raises(pipeline.KnowledgeFileError, match=r"x\.ttl: owl:sameAs joins 301 names"):
         pipeline.check_limits(Loaded(), ["x.ttl"])  # type: ignore[arg-type]
