@@ -38,6 +38,7 @@ def synthetic(factor: int, folder: Path) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_sparql_engine_equals_reasonable_on_a_10x_synthetic_kb(tmp_path: Path) -> None:
     files = [*resources.knowledge_files(), synthetic(10, tmp_path)]
     found = sparql_entailments(files)
@@ -111,7 +112,8 @@ def test_an_overlay_build_from_the_shipped_closure_equals_a_full_build(tmp_path:
         '  kbq:observedOn "2030-01-01"^^xsd:date ; kbq:priceKind kb:StreetPrice ; dcterms:source <https://example.org/p> .\n'
         # a dense-chassis design for a shipped open-air card (monotonic and aggregate rules)
         "kb:RTX4090 kbq:boardDesign kb:TestBlower .\n"
-        'kb:TestBlower a kbq:BoardDesign ; kbq:cooling kb:Blower ; kbq:maxCardsPerChassis 10 ; dcterms:source <https://example.org/d> .\n'
+        "kb:TestBlower a kbq:BoardDesign ; kbq:cooling kb:Blower ; kbq:maxCardsPerChassis 10 ;\n"
+        "  dcterms:source <https://example.org/d> .\n"
     )
     base = pipeline.build(tmp_path / "snapshot-base")
     quick = pipeline.build(tmp_path / "snapshot-quick", overlays=[overlay], base=base.path, validate=False)
