@@ -134,7 +134,7 @@ def cmd_sparql(argv: list[str]) -> int:
 def cmd_build(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="kbq build", description="Rebuild the inferred snapshot now.")
     p.add_argument(
-        "--engine", choices=["sparql", "reasonable", "owlrl"], default="sparql", help="OWL-RL engine (owlrl is the slow reference)"
+        "--engine", choices=["sparql", "reasonable", "owlrl"], default="sparql", help="OWL-RL engine (owlrl: the reference)"
     )
     p.add_argument("--kb", action="append", default=[], metavar="FILE", help="a Turtle overlay (repeatable)")
     args = p.parse_args(argv)

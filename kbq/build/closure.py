@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pyoxigraph as ox
@@ -30,6 +30,7 @@ MAX_ROUNDS = 20
 ASSERTED = resources.ASSERTED_GRAPH
 INFERRED = resources.INFERRED_GRAPH
 DELTA = "https://kbq.dev/graph/delta"
+NEW = "https://kbq.dev/graph/new"  # what the last round added (the delta forms of ontology/owlrl/delta/ read it)
 LATE = "https://kbq.dev/graph/late"  # what the second stage (all rules, after the monotonic ones) adds
 _RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 _CONSTRUCT = re.compile(r"(?im)^\s*CONSTRUCT\s*\{")
@@ -67,6 +68,13 @@ class Rule:
     open_predicate: bool
     open_class: bool
     monotonic: bool
+    delta_update: str | None = None  # the semi-naive form, if the rule has one
+
+    def form(self, predicates: set[str], first_round: bool) -> str:
+        """The delta form after a round that added none of the (schema) predicates the rule names."""
+        if first_round or self.delta_update is None or predicates & self.mentions:
+            return self.update
+        return self.delta_update
 
     def wants(self, predicates: set[str], classes: set[str]) -> bool:
         """Can this rule match something among new triples with these predicates / new types?"""
@@ -109,7 +117,7 @@ def compile_rule(path: Path, text: str) -> Rule:
     if not match or depth or not re.match(r"\s*WHERE\b", rest, re.IGNORECASE):
         raise KnowledgeFileError(str(path), None, "a rule must read CONSTRUCT { template } WHERE { pattern }")
     template = text[match.end() : end - 1]
-    using = f"USING <{ASSERTED}> USING <{INFERRED}> USING <{LATE}> USING <{DELTA}>"
+    using = f"USING <{ASSERTED}> USING <{INFERRED}> USING <{LATE}> USING <{DELTA}> USING NAMED <{NEW}>"
     update = f"{text[: match.start()]}\nINSERT {{ GRAPH <{DELTA}> {{ {template} }} }}\n{using}\n{rest.lstrip()}"
     prefixes = dict(_PREFIX.findall(text[: match.start()]))
     where = rest.lstrip()[5:]
@@ -127,6 +135,14 @@ def _in(graph: str) -> str:
     return f"GRAPH <{graph}> {{ ?s ?p ?o }}"
 
 
+def _with_delta(rule: Rule) -> Rule:
+    """The rule with its delta form from ontology/owlrl/delta/ (same file name), if there is one."""
+    delta = Path(resources.owlrl_delta_dir(), rule.path.name)
+    if rule.path.parent != Path(resources.owlrl_rule_paths()[0]).parent or not delta.is_file():
+        return rule
+    return replace(rule, delta_update=compile_rule(delta, delta.read_text(encoding="utf-8")).update)
+
+
 def _count(store: ox.Store, graph: str) -> int:
     row = next(iter(store.query(f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH <{graph}> {{ ?s ?p ?o }} }}")))  # type: ignore[arg-type]
     return int(row["n"].value)
@@ -141,7 +157,7 @@ def _settle_delta(store: ox.Store, target: str) -> tuple[int, set[str], set[str]
     predicates = {r["p"].value for r in store.query(f"SELECT DISTINCT ?p WHERE {{ GRAPH <{DELTA}> {{ ?s ?p ?o }} }}")}  # type: ignore[union-attr]
     classes = {r["c"].value for r in store.query(f"SELECT DISTINCT ?c WHERE {{ GRAPH <{DELTA}> {{ ?s a ?c }} }}")}  # type: ignore[union-attr]
     predicates.discard(_RDF_TYPE)
-    store.update(f"ADD <{DELTA}> TO <{target}> ; DROP SILENT GRAPH <{DELTA}>")
+    store.update(f"ADD <{DELTA}> TO <{target}> ; MOVE SILENT <{DELTA}> TO <{NEW}>")
     return new, predicates, classes
 
 
@@ -166,7 +182,7 @@ def _fixpoint(store: ox.Store, rules: list[Rule], target: str, rounds: int, firs
                 continue
             size = _count(store, DELTA) if last else 0
             try:
-                store.update(rule.update)
+                store.update(rule.form(predicates, rounds == start))
             except (SyntaxError, OSError, ValueError) as exc:
                 raise KnowledgeFileError(str(rule.path), None, f"rule does not run: {exc}") from None
             if last and _count(store, DELTA) > size:
@@ -188,10 +204,11 @@ def infer_in_store(store: ox.Store, rule_paths: list[Path]) -> StoreInference:
     subset and the rules, to a fixpoint: first the monotonic rules, then all. INFERRED may start
     with an earlier monotonic closure (an overlay build): the result is the same."""
     start = time.perf_counter()
-    rules = [compile_rule(p, p.read_text(encoding="utf-8")) for p in [*resources.owlrl_rule_files(), *rule_paths]]
+    rules = [_with_delta(compile_rule(p, p.read_text(encoding="utf-8"))) for p in [*resources.owlrl_rule_files(), *rule_paths]]
     before = _count(store, INFERRED)
     rounds = _fixpoint(store, [r for r in rules if r.monotonic], INFERRED, 0)
     rounds = _fixpoint(store, rules, LATE, rounds, first=[r for r in rules if not r.monotonic])
+    store.update(f"DROP SILENT GRAPH <{NEW}>")
     store.update(_NORMALISE.replace(INFERRED, LATE))
     store.update(_NORMALISE)
     late = store.dump(format=ox.RdfFormat.N_TRIPLES, from_graph=ox.NamedNode(LATE)) or b""

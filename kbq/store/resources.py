@@ -54,6 +54,11 @@ def owlrl_rule_paths() -> list[str]:
     return _listing(os.path.join("ontology", "owlrl", "rules"), ".rq")
 
 
+def owlrl_delta_dir() -> str:
+    """Semi-naive forms of some of those rules (same file names), for rounds after the first."""
+    return os.path.join(data_root(), "ontology", "owlrl", "delta")
+
+
 def owlrl_beyond_path() -> str:
     """The SELECT finding OWL vocabulary beyond that subset (the build then uses `reasonable`)."""
     return os.path.join(data_root(), "ontology", "owlrl", "beyond.rq")
@@ -61,7 +66,7 @@ def owlrl_beyond_path() -> str:
 
 def engine_paths() -> list[str]:
     """Files the `sparql` engine reads besides the rules and checks (part of a snapshot's key)."""
-    return [*owlrl_rule_paths(), owlrl_beyond_path()]
+    return [*owlrl_rule_paths(), *_listing(os.path.join("ontology", "owlrl", "delta"), ".rq"), owlrl_beyond_path()]
 
 
 def shapes_path() -> str:
