@@ -98,7 +98,7 @@ def cache_root() -> str:
 def _library_versions(engine: str) -> str:
     # importlib.metadata is slow to import; read the dist-info folder names instead.
     found = {"pyoxigraph": ox.__version__}
-    wanted = ("reasonable", "owlrl", "rdflib")
+    wanted = ("reasonable", "owlrl", "rdflib", "pyrudof")
     for entry in sys.path:
         try:
             names = os.listdir(entry or ".")
