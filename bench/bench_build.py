@@ -28,7 +28,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from make_synthetic import write, write_gpus
 from report import record
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -70,8 +69,20 @@ print(json.dumps({"seconds": time.perf_counter() - start, "violations": [str(v) 
 """
 
 
+MAKE = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from make_synthetic import write, write_gpus
+n = (write_gpus if sys.argv[2] == "gpus" else write)(int(sys.argv[3]), __import__("pathlib").Path(sys.argv[4]))
+print(json.dumps({"triples": n}))
+"""
+
+
 def run(code: str, args: list[str], *, root: Path = ROOT, env: dict[str, str] | None = None) -> dict[str, object]:
-    """Run `code` in a fresh interpreter; its JSON line plus wall s, CPU s and peak RSS (MB)."""
+    """Run `code` in a fresh interpreter; its JSON line plus wall s, CPU s and peak RSS (MB).
+
+    The parent stays small (the synthetic KBs are written by children too): a child's ru_maxrss
+    starts from its parent's RSS at the fork."""
     environ = {**os.environ, "PYTHONPATH": str(root), **(env or {})}
     start = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.PIPE, text=True, env=environ, cwd=root)
@@ -108,7 +119,7 @@ def main() -> None:
         for factor in args.factors:
             if factor > 1:
                 synthetic[factor] = folder / f"synthetic-{factor}x.nt"
-                write(factor, synthetic[factor])
+                run(MAKE, [str(ROOT / "bench"), "kb", str(factor), str(synthetic[factor])])
         for factor in args.factors:
             extra = [str(synthetic[factor])] if factor > 1 else []
             base = run(BASELINE, extra)
@@ -124,7 +135,7 @@ def main() -> None:
                 f" {base['rss']:.0f} MB = build {built['cpu'] / base['cpu']:.1f}x its CPU   {verdict}"
             )
         overlay = folder / f"gpus-{args.gpus}.nt"
-        added = write_gpus(args.gpus, overlay)
+        added = run(MAKE, [str(ROOT / "bench"), "gpus", str(args.gpus), str(overlay)])["triples"]
         env = {"KBQ_CACHE_DIR": str(folder / "cache")}
         run(OVERLAY, [], env=env)  # the shipped snapshot, as a user has it
         over = run(OVERLAY, [str(overlay)], env=env)

@@ -169,6 +169,7 @@ def _reason(loaded: LoadedKnowledge, engine: str, say: Progress) -> tuple[int, i
         shown = ", ".join(beyond[:5]) + (" ..." if len(beyond) > 5 else "")
         say(f"kbq: the knowledge uses {shown}, beyond the sparql engine's OWL-RL subset: reasoning with reasonable")
         engine = reason.Engine.REASONABLE
+        loaded.store.update(f"DROP SILENT GRAPH <{resources.INFERRED_GRAPH}>")  # an overlay's base closure: recomputed
     inference = reason.infer(loaded.triples, resources.rule_files(), engine=reason.Engine(engine), checks=resources.check_files())
     graph = ox.NamedNode(resources.INFERRED_GRAPH)
     loaded.store.bulk_extend(loader.to_ox_quad(s, p, o, graph) for s, p, o in inference.inferred)
