@@ -28,6 +28,12 @@ _LINE = re.compile(r"line (\d+)")
 _XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
 _SAME_AS = "http://www.w3.org/2002/07/owl#sameAs"
 _REST = "http://www.w3.org/1999/02/22-rdf-syntax-ns#rest"
+_LINKS = (
+    _SAME_AS,
+    _REST,
+    "http://www.w3.org/2000/01/rdf-schema#subClassOf",
+    "http://www.w3.org/2002/07/owl#equivalentClass",
+)
 ASSERTED = ox.NamedNode(resources.ASSERTED_GRAPH)
 Triple = tuple[rdflib.term.Node, rdflib.term.Node, rdflib.term.Node]
 
@@ -128,8 +134,9 @@ class LoadedKnowledge:
         return ()
 
     def links(self) -> Iterator[tuple[str, str, str]]:
-        """The owl:sameAs and rdf:rest triples as strings (what the overlay limits look at)."""
-        for predicate in (_SAME_AS, _REST):
+        """The owl:sameAs, rdf:rest, rdfs:subClassOf and owl:equivalentClass triples as strings
+        (what the overlay limits look at)."""
+        for predicate in _LINKS:
             for q in self.store.quads_for_pattern(None, ox.NamedNode(predicate), None, ASSERTED):
                 if not isinstance(q.subject, ox.Triple) and not isinstance(q.object, ox.Triple):
                     yield (q.subject.value, predicate, q.object.value)

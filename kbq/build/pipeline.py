@@ -43,12 +43,15 @@ if TYPE_CHECKING:
     from kbq.build.loader import LoadedKnowledge
     from kbq.store.snapshot import Progress
 
-MAX_OVERLAY_BYTES = 512 << 20
+MAX_OVERLAY_BYTES = snapshot.MAX_OVERLAY_BYTES
 MAX_TRIPLES = 5_000_000
 MAX_SAMEAS_GROWTH = 40_000  # sum of k*k over owl:sameAs groups (600 aliases of one GPU: 360,000)
 MAX_LIST_LENGTH = 5_000  # items in one RDF list (OWL-RL's list rules are quadratic in it)
+MAX_CLASS_CYCLE_GROWTH = 40_000  # sum of k*k over cycles of subClassOf / equivalentClass (k classes all equal)
 _SAME_AS = "http://www.w3.org/2002/07/owl#sameAs"
 _REST = "http://www.w3.org/1999/02/22-rdf-syntax-ns#rest"
+_SUBCLASS = "http://www.w3.org/2000/01/rdf-schema#subClassOf"
+_CLASS_LINKS = {_SUBCLASS, "http://www.w3.org/2002/07/owl#equivalentClass"}
 _ERROR_TAG = "kbq-build-error: "
 _PROGRESS_TAG = "kbq-build-progress: "
 
@@ -104,6 +107,7 @@ def check_limits(loaded: LoadedKnowledge, overlays: Sequence[str | os.PathLike[s
             f"about them to each name ({growth} sameAs triples and more; kbq's limit is {MAX_SAMEAS_GROWTH}). "
             "Use skos:altLabel for alternative names",
         )
+    _check_class_cycles(loaded, overlays)
     # RDF lists: the longest rdf:rest chain (memoised walk from each node, iterative).
     length: dict[str, int] = {}
     for start in rest:
@@ -125,6 +129,72 @@ def check_limits(loaded: LoadedKnowledge, overlays: Sequence[str | os.PathLike[s
             None,
             f"an RDF list of {longest} items, over kbq's limit of {MAX_LIST_LENGTH} (OWL-RL list rules grow with its square)",
         )
+
+
+def _check_class_cycles(loaded: LoadedKnowledge, overlays: Sequence[str | os.PathLike[str]]) -> None:
+    """k classes in a subClassOf (or equivalentClass) cycle are all equal: reasoning states k*k
+    subclass pairs and copies every member to each (3,000 took 30 s and 3 GB; issue 22, L-11)."""
+    edges: dict[str, list[str]] = {}
+    for s, p, o in loaded.links():
+        if str(p) in _CLASS_LINKS:
+            edges.setdefault(str(s), []).append(str(o))
+            if str(p) != _SUBCLASS:
+                edges.setdefault(str(o), []).append(str(s))
+    growth = 0
+    biggest: list[str] = []
+    for component in _strongly_connected(edges):
+        if len(component) > 1:
+            growth += len(component) ** 2
+            biggest = max(biggest, component, key=len)
+    if growth > MAX_CLASS_CYCLE_GROWTH:
+        files = sorted({f for x in biggest for f in loaded.subject_files.get(x, ())}) or [_names(overlays)]
+        raise KnowledgeFileError(
+            ", ".join(files[:5]),
+            None,
+            f"rdfs:subClassOf / owl:equivalentClass make {len(biggest)} classes one (a cycle through <{biggest[0]}>): "
+            f"reasoning would relate each to each ({growth} pairs; kbq's limit is {MAX_CLASS_CYCLE_GROWTH})",
+        )
+
+
+def _strongly_connected(edges: dict[str, list[str]]) -> list[list[str]]:
+    """Tarjan's strongly connected components, iterative (a 3,000-class cycle would overflow recursion)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    found: list[list[str]] = []
+    for root in edges:
+        if root in index:
+            continue
+        work = [(root, 0)]
+        while work:
+            node, i = work.pop()
+            if i == 0:
+                index[node] = low[node] = len(index)
+                stack.append(node)
+                on_stack.add(node)
+            targets = edges.get(node, [])
+            if i < len(targets):
+                work.append((node, i + 1))
+                target = targets[i]
+                if target not in index:
+                    work.append((target, 0))
+                elif target in on_stack:
+                    low[node] = min(low[node], index[target])
+                continue
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                found.append(component)
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+    return found
 
 
 def _located(exc: InconsistencyError, loaded: LoadedKnowledge) -> InconsistencyError:
@@ -197,12 +267,7 @@ def build(
     say = progress or (lambda _msg: None)
     start = time.perf_counter()
     for overlay in overlays:
-        try:
-            size = os.path.getsize(overlay)
-        except OSError as exc:
-            raise KnowledgeFileError(os.fspath(overlay), None, f"cannot read: {exc.strerror}") from None
-        if size > MAX_OVERLAY_BYTES:
-            raise KnowledgeFileError(os.fspath(overlay), None, f"{size} bytes, over kbq's limit of {MAX_OVERLAY_BYTES}")
+        snapshot.check_overlay(overlay)  # a regular file of bounded size, before anything reads it
     shipped = resources.knowledge_files()
     kb_files = shipped + [Path(p) for p in overlays]
     reused = _base_closure(base, say) if overlays and engine == DEFAULT_ENGINE else None
@@ -477,6 +542,7 @@ def ensure(
         root = _bypass_root(root, exc, say)
         tmp = _writable_tmp(root, key)
     final = snapshot.new_version(root, key)
+    held = snapshot.hold_new(tmp)  # locked before the build is renamed into place (L-9)
     try:
         if overlays:
             base = None
@@ -486,8 +552,13 @@ def ensure(
             _build_isolated(final, tmp, overlays, engine, progress, base)
         else:
             build(final, overlays=overlays, engine=engine, progress=progress, tmp=tmp)
+    except BaseException:
+        if held is not None:
+            os.close(held)
+        raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    snapshot.adopt(final, held)
     opened = snapshot.open_existing(final)
     if opened is None:
         why = snapshot.problem(final) or "the store does not open"

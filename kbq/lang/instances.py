@@ -6,7 +6,7 @@ output tokens (the decode estimate of `speed of ...`), labelled as an estimate."
 from __future__ import annotations
 
 from kbq.errors import QueryError
-from kbq.lang import ast, terms
+from kbq.lang import ast, sparql, terms
 from kbq.lang.catalog import PREFIXES, Key, k
 from kbq.lang.context import Constraint, Context
 from kbq.lang.gpu import constraints as gpu_constraints
@@ -27,7 +27,7 @@ def _condition(ctx: Context, node: ast.Expr) -> tuple[str, str]:
     if isinstance(node, ast.Comparison) and node.left.per is None:
         key = _key(ctx, node.left.key.text, node.left.key.column)
         if key.domain == INSTANCE:
-            expr = gpu_constraints.compare_key(ctx, key, node.op, node.value).replace("?gpu ", "?inst ")
+            expr = gpu_constraints.compare_key(ctx, key, node.op, node.value, "?inst")
             return expr, f"{node.left.text} {node.op} {node.value.text}"
     if isinstance(node, (ast.And, ast.Or)):
         items = [_condition(ctx, i) for i in node.items]
@@ -36,8 +36,8 @@ def _condition(ctx: Context, node: ast.Expr) -> tuple[str, str]:
     if isinstance(node, ast.Not):
         inner, words = _condition(ctx, node.expr)
         return f"!({inner})", f"not ({words})"
-    sparql, words = gpu_constraints.expr(ctx, node)  # a GPU key: the instance's GPU meets it
-    return f"EXISTS {{ ?inst kbq:instanceGpu ?gpu . FILTER({sparql}) }}", words
+    test, words = gpu_constraints.expr(ctx, node)  # a GPU key: the instance's GPU meets it
+    return f"EXISTS {{ ?inst kbq:instanceGpu ?gpu . FILTER({test}) }}", words
 
 
 def compile_instances(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan:
@@ -117,20 +117,37 @@ def compile_instances(ctx: Context, q: ast.SubjectQuestion, subject: Subject) ->
             body.append(_pattern(key))
     if as_of:
         found.append(Constraint(f"as of {as_of}: rates observed before it", "BOUND(?v_price)"))
+    evaluation = None
     if fit is not None:
+        # facts for the evaluation (kbq.lang.gpu.evaluated.evaluate_instances): the GPU's memory and bandwidth
         body.append("OPTIONAL { ?inst kbq:instanceGpu ?fg . ?fg kbq:memory ?fm . OPTIONAL { ?fg kbq:memoryBandwidth ?fbw } }")
-        usable = f"({double('?fm')} * {terms.double(fit.usable)} - {terms.double(fit.runtime)})"
-        # cast: Virtuoso 7 returns a projected true/false constant as the integer 1/0
-        fits = f"{double('?v_gpus')} * {usable} >= {terms.double(fit.model_gb)}"
-        body.append(f"BIND(xsd:boolean(IF({fits}, true, false)) AS ?fits)")
-        select += ["?fits"]
+        select += ["?fm", "?fbw"]
+        names += ["fit_gpu_memory", "fit_gpu_bandwidth"]
         names += ["fits"]
-        found.append(Constraint(f"{fit.label} fits the instance's GPUs", "(!BOUND(?fm) || ?fits)"))
-        speed = _decode_cost(ctx, fit, notes)
-        if speed is not None:
-            body += speed
-            select += ["?tokens_per_s", "?usd_per_mtok"]
+        evaluation = {
+            "footprint": fit.footprint.to_data(),
+            "usable_share": fit.scenario.usable_share,
+            "memory_factor": fit.scenario.memory_factor,
+            "computed": ["fits"],
+            "hidden": ["fit_gpu_memory", "fit_gpu_bandwidth"],
+            "decode": None,
+            "by_cost": False,
+            "limit": limit,
+        }
+        found.append(
+            Constraint(f"{fit.model.label} fits the instance's GPUs (the cards-needed rule's split at its GPU count)", "true")
+        )
+        decode = _decode_spec(ctx, fit, notes)
+        if decode is not None:
+            rate_keys = _rate_keys(ctx, fit)
+            for i, key in enumerate(rate_keys):
+                body.append(f"OPTIONAL {{ ?inst kbq:instanceGpu ?rg{i} . ?rg{i} {terms.iri(key.iri)} ?frate{i} }}")
+                select.append(f"?frate{i}")
+                names.append(f"fit_rate_{key.key}")
+                evaluation["hidden"].append(f"fit_rate_{key.key}")  # type: ignore[attr-defined]
             names += ["tokens_per_s", "usd_per_mtok"]
+            evaluation["computed"] += ["tokens_per_s", "usd_per_mtok"]  # type: ignore[operator]
+            evaluation["decode"] = decode
     if precision_path is not None:
         body.append(f"OPTIONAL {{ ?inst kbq:instanceGpu ?pg }} BIND({precision_path} AS ?path)")
         select.append("?path")
@@ -139,10 +156,10 @@ def compile_instances(ctx: Context, q: ast.SubjectQuestion, subject: Subject) ->
     if filters:
         body.append("FILTER (" + "\n     && ".join(filters) + ")")
     by_cost = "usd_per_mtok" in names and bool(subject.mode and subject.mode.strategy in ("value", "efficiency"))
-    order_by = _order(ctx, order, keys, by_cost)
-    sparql = PREFIXES + "SELECT " + " ".join(select) + "\nWHERE {\n  " + "\n  ".join(body) + "\n}\nORDER BY " + " ".join(order_by)
-    if limit:
-        sparql += f"\nLIMIT {int(limit)}"
+    if evaluation is not None:
+        evaluation["by_cost"] = by_cost
+    order_by = _order(ctx, order, keys, False)
+    query = sparql.select(select, body, order_by, limit if evaluation is None else None, PREFIXES)
     explanation.append(
         "cloud instances: rates are on-demand list rates per hour for the whole instance, dated; 'as of DATE' picks the rate "
         "valid then; per_gpu_hour = rate / GPUs"
@@ -161,12 +178,13 @@ def compile_instances(ctx: Context, q: ast.SubjectQuestion, subject: Subject) ->
     units["usd_per_mtok"] = "USD"
     return Plan(
         "instances",
-        sparql,
+        query,
         names,
         units=units,
         explanation=explanation,
         constraints=[[c.text, c.sparql] for c in found],
         limit=limit,
+        extra={"evaluation": evaluation} if evaluation is not None else None,
     )
 
 
@@ -200,27 +218,35 @@ def _dated_rate(key: Key, before: str) -> str:
     )
 
 
-def _decode_cost(ctx: Context, fit, notes: list[str]) -> list[str] | None:
-    """tokens/s = efficiency x bandwidth x GPUs / bytes read per step x batch; USD per million tokens."""
-    from kbq.lang.workload import facts
+def _rate_keys(ctx: Context, fit) -> list[Key]:
+    """The rate keys kbq.lang.evaluate.speed.dense_rate chooses among: the compute precision's, tensor, fp32."""
+    from kbq.lang.workload.question import compute_key
 
-    if fit.weight_bytes is None:
+    wanted = [compute_key(ctx, fit), "tensor", "fp32"]
+    return [ctx.cat.keys[k] for k in dict.fromkeys(w for w in wanted if w) if k in ctx.cat.keys]
+
+
+def _decode_spec(ctx: Context, fit, notes: list[str]) -> list[object] | None:
+    """What the run-time decode estimate of each instance reads: the formula of 'speed of ...'
+    (kbq.lang.workload.formulas.decode_speed) on the instance's GPUs; USD per million tokens from its rate."""
+    if fit.process.training:
         return None
-    eff = facts.constants(ctx).get("bandwidth_efficiency")
+    eff = fit.scenario.constants.get("bandwidth_efficiency")
     efficiency = eff.value if eff else 1.0
-    step = fit.weight_bytes + fit.kv_bytes * fit.batch
+    batch = fit.scenario.batch
     notes.append(
-        f"estimate: tokens_per_s = {efficiency:g} x GPU bandwidth x GPUs / ({fit.weight_bytes / 1e9:.3g} GB weights + "
-        f"{fit.batch} x {fit.kv_bytes / 1e9:.3g} GB KV per step) x batch {fit.batch};"
+        f"estimate: tokens_per_s = {efficiency:g} x GPU bandwidth x GPUs / ({fit.weight_bytes_active / 1e9:.3g} GB weights + "
+        f"{batch} x {fit.kv_bytes_per_seq / 1e9:.3g} GB KV per step) x batch {batch};"
         " usd_per_mtok = rate / (tokens_per_s x 3600) x 10^6"
         + (f" (efficiency: {eff.source})" if eff else " (no sourced efficiency: roofline)")
     )
+    mfu = fit.scenario.constants.get("prefill_mfu")
+    from kbq.lang.workload.question import compute_key
+
     return [
-        f"BIND(IF(BOUND(?fbw), {terms.double(efficiency)} * {double('?fbw')} * 1e9 * {double('?v_gpus')} / "
-        f"{terms.double(step)} * {terms.double(fit.batch)}, ?none) AS ?tokens_per_s)",
-        "BIND(IF(BOUND(?tokens_per_s) && BOUND(?v_price) && ?tokens_per_s > 0, "
-        f"{double('?v_price')} / (?tokens_per_s * 3600.0) * 1000000.0, ?none) AS ?usd_per_mtok)",
-    ]
+        efficiency, fit.weight_bytes_active, fit.kv_bytes_per_seq, float(batch), fit.model.active or 0.0,
+        mfu.value if mfu else 1.0, compute_key(ctx, fit),
+    ]  # fmt: skip
 
 
 def _order(ctx: Context, order: ast.Order | None, keys: list[Key], by_cost: bool) -> list[str]:

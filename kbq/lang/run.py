@@ -7,6 +7,8 @@ from __future__ import annotations
 from kbq.errors import NoResultError
 from kbq.lang import chartspec, terms
 from kbq.lang.catalog import KBQ_NS, PREFIXES, Catalog, Key, Run
+from kbq.lang.decision import Decision, decide
+from kbq.lang.forms import Shaped, shaper
 from kbq.lang.plan import Plan
 from kbq.store.executor import Value
 
@@ -20,7 +22,10 @@ class Result:
     The one answer type of every door: the CLI prints it, /ask and `--format json` serialise
     `to_dict()`, and the library's pydantic `Answer` validates from its attributes."""
 
-    FIELDS = ("question", "kind", "columns", "rows", "units", "sparql", "explanation", "removed", "extra")
+    FIELDS = (
+        "question", "headline", "kind", "columns", "rows", "units", "sparql", "explanation", "removed",
+        "verdict", "recommended", "tiers", "numbers", "extra",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -34,12 +39,17 @@ class Result:
         removed: list[list[Value]] | None = None,
         units: dict[str, str] | None = None,
         extra: dict[str, object] | None = None,
+        decision: Decision | None = None,
     ) -> None:
         self.question, self.kind, self.columns, self.rows, self.sparql = question, kind, columns, rows, sparql
         self.explanation = explanation or []
         self.removed = removed or []
         self.units = units or {}
         self.extra = extra or {}
+        d = decision or Decision()
+        self.headline, self.verdict, self.recommended, self.tiers, self.numbers = (
+            d.headline, d.verdict, d.recommended, d.tiers, d.numbers
+        )
 
     def to_dict(self) -> dict[str, object]:
         return {f: getattr(self, f) for f in self.FIELDS}
@@ -158,7 +168,11 @@ def _describe(plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run) -
     return out
 
 
-def _compare(plan: Plan, rows: list[list[Value]], catalog: Catalog) -> tuple[list[list[Value]], list[tuple[Key, str]]]:
+def _compare(
+    plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run
+) -> tuple[list[list[Value]], list[tuple[Key, str]]]:
+    from kbq.lang.cards import ordered_keys
+
     gpus = [str(g) for g in plan.extra.get("gpus", [])]
     by_gpu: dict[str, dict[str, list[Value]]] = {g: {} for g in gpus}
     for gpu, p, _value, label in rows:
@@ -171,7 +185,8 @@ def _compare(plan: Plan, rows: list[list[Value]], catalog: Catalog) -> tuple[lis
             cell.append(label)
     out = []
     attributes: list[tuple[Key, str]] = []
-    for key in catalog.gpu_keys():
+    present = {k for g in gpus for k in by_gpu[g]}
+    for key in ordered_keys(catalog, present, run):  # the essentials first (kbq:describeOrder)
         if any(key.key in by_gpu[g] for g in gpus):
             unit = f" ({key.unit_symbol})" if key.unit_symbol else ""
             cells: list[Value] = []
@@ -195,11 +210,13 @@ def _why(
         reasons = next((r[2] for r in removed if r[0] == subject), "it is not among the candidates")
         explanation.insert(0, f"{name} is not a candidate: removed by {reasons}")
         return [], explanation
-    explanation.insert(0, f"{name} ranks #{position + 1} of {len(rows)} candidates")
+    ranked = f"ranks #{position + 1} of {len(rows)} candidates by the profile"
+    explanation.insert(0, f"{name} {ranked}")
     table: list[list[Value]] = []
     col = {c: i for i, c in enumerate(plan.columns)}
     if "cards_needed" in col and "needed_gb" in col:
         cards, need = rows[position][col["cards_needed"]], rows[position][col["needed_gb"]]
+        workload = catalog.label(plan.extra["workload"]) if plan.extra.get("workload") else "the workload"
         if cards is None or not isinstance(need, (int, float)):
             fit = f"memory fit: unknown for {name} (no sourced memory size)"
         else:
@@ -207,6 +224,9 @@ def _why(
             fewest = min((c for r in rows if isinstance(c := r[col["cards_needed"]], int)), default=None)
             if fewest is not None and fewest != cards:
                 fit += f" (the best candidates need {fewest})"
+            held = "holds it on one card" if cards == 1 else f"needs {cards} cards"
+            # the adequacy judgement first: a rank among 119 cards says little about a card that does the job
+            explanation[0] = f"{name} for {workload}: {held} ({need:.1f} GB needed); {ranked}"
         explanation.insert(1, fit)
     for rank, group in enumerate(plan.extra.get("profile_keys", []), start=1):
         for key in group:
@@ -222,80 +242,140 @@ def _why(
     return table, explanation
 
 
-def run_plan(text: str, plan: Plan, catalog: Catalog, run: Run, *, explain: bool = False) -> Result:
-    """Execute a compiled question and shape its answer."""
-    rows = run(plan.sparql).rows if plan.sparql else []
+def shape_gpus(plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run, explain: bool) -> Shaped:
+    """A GPU ranking: candidates evaluated and ordered, runners-up, the chart, unknown figures."""
+    rows = candidates = _tidy(plan, _evaluated(plan, rows, run))
     explanation = list(plan.explanation)
-    removed: list[list[Value]] = []
-    columns = plan.columns
+    removed = removed_by(plan, run) if explain and plan.constraints else []
+    lines: list[str] = []
     extra: dict[str, object] = {}
-    if plan.kind in ("gpus", "why") and not rows:
-        raise NoResultError(emptied_by(plan, run) if plan.constraints else "no GPU in the KB")
-    if plan.kind == "gpus":
-        rows = candidates = _tidy(plan, rows)
-        if explain and plan.constraints:
-            removed = removed_by(plan, run)
-        lines: list[str] = []
-        if plan.extra.get("runners_up"):
-            rows, lines = _runners_up(plan, rows)
-        elif plan.limit:
-            rows = rows[: plan.limit]
-        chart = chartspec.gpu_chart(plan, candidates, rows, catalog)
-        if chart is not None:
-            extra["chart"] = chart
-        if rows and plan.extra.get("best"):
-            explanation.insert(0, f"best: {rows[0][1]}")
-        explanation[1:1] = lines
-        explanation[1:1] = _evidence(plan, rows, catalog, run)
-        unknown = _unknowns(plan, rows)
-        if unknown:
-            explanation.append("unknown figures (no source in the KB; each counted as the candidates' mean): " + unknown)
-    elif plan.kind == "why":
-        rows = _tidy(plan, rows)
-        candidate = any(r[0] == plan.subject for r in rows)
-        everything_removed = removed_by(plan, run) if plan.constraints and (explain or not candidate) else []
-        rows, explanation = _why(plan, rows, catalog, run, everything_removed)
-        columns = ["rank", "attribute", "value", "best_candidate", "unit"]
-        removed = everything_removed if explain else []
-    elif plan.kind == "describe":
-        rows = _describe(plan, rows, catalog, run)
-        columns = ["property", "value"]
-    elif plan.kind == "compare":
-        rows, attributes = _compare(plan, rows, catalog)
-        sources: dict[str, list[str]] = {}
-        for iri in plan.extra.get("gpus", []):
-            cited = run(PREFIXES + f"SELECT ?s WHERE {{ {terms.iri(str(iri))} dcterms:source ?s }} ORDER BY ?s").rows
-            sources[catalog.label(iri)] = [str(c[0]) for c in cited]
-            explanation.append(f"sources for {catalog.label(iri)}: " + ", ".join(sources[catalog.label(iri)]))
-        gpus = plan.extra.get("gpus")
-        names = [catalog.label(g) for g in gpus] if isinstance(gpus, list) else []
-        chart = chartspec.compare_chart(names, rows, attributes, sources)
-        if chart is not None:
-            extra["chart"] = chart
-    elif plan.kind == "instances":
-        if not rows:
-            raise NoResultError("no cloud instance matches: " + "; ".join(c[0] for c in plan.constraints))
-        rows = [list(r) for r in rows]
-    elif plan.kind == "list":
-        rows = [list(r) for r in rows]
-        if not rows:
-            raise NoResultError(f"nothing found: {explanation[0]}")
-    elif plan.kind in ("memory", "speed", "time", "how_many"):
-        from kbq.lang.workload.answer import shape
+    if plan.extra.get("runners_up"):
+        rows, lines = _runners_up(plan, rows)
+    elif plan.limit:
+        rows = rows[: plan.limit]
+    chart = chartspec.gpu_chart(plan, candidates, rows, catalog)
+    if chart is not None:
+        extra["chart"] = chart
+    if rows and plan.extra.get("best"):
+        explanation.insert(0, f"best: {rows[0][1]}")
+    explanation[1:1] = lines
+    explanation[1:1] = _evidence(plan, rows, catalog, run)
+    unknown = _unknowns(plan, rows)
+    if unknown:
+        explanation.append("unknown figures (no source in the KB; each counted as the candidates' mean): " + unknown)
+    if plan.extra.get("workload") and "cards_needed" in plan.columns:  # a model's need: tiers of configurations
+        from kbq.lang.tiers import tiers
 
-        rows, columns, explanation, extra = shape(plan, rows)
-    else:
-        rows = [list(r) for r in rows]
+        first_rank = (plan.extra.get("profile_keys") or [[]])[0]
+        box = plan.extra.get("box_cards")
+        found, tier_notes = tiers(
+            plan.columns, candidates, run, limit_cards=box if isinstance(box, int) else None, first_rank=first_rank,
+            as_of=plan.extra.get("as_of"),
+        )  # fmt: skip
+        if found:
+            extra["tiers"] = found
+            explanation += tier_notes
+    return Shaped(rows, plan.columns, explanation, removed, extra)
+
+
+def shape_why(plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run, explain: bool) -> Shaped:
+    """Why a GPU for a workload: its place in the ranking, rank by rank."""
+    rows = _tidy(plan, _evaluated(plan, rows, run))
+    candidate = any(r[0] == plan.subject for r in rows)
+    everything_removed = removed_by(plan, run) if plan.constraints and (explain or not candidate) else []
+    rows, explanation = _why(plan, rows, catalog, run, everything_removed)
+    columns = ["rank", "attribute", "value", "best_candidate", "unit"]
+    return Shaped(rows, columns, explanation, everything_removed if explain else [])
+
+
+def shape_describe(plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run, explain: bool) -> Shaped:
+    """Anything by name; a GPU as a buyer reads it (kbq.lang.cards: units, essentials first)."""
+    table = _describe(plan, rows, catalog, run)
+    explanation = list(plan.explanation)
+    if plan.subject and run(PREFIXES + f"SELECT ?t WHERE {{ {terms.iri(plan.subject)} a kbq:GPU }} LIMIT 1").rows:
+        from kbq.lang.cards import describe_gpu
+
+        table, summary = describe_gpu(str(plan.subject), table, catalog, run)
+        return Shaped(table, ["attribute", "value", "unit"], [summary, *explanation])
+    return Shaped(table, ["property", "value"], explanation)
+
+
+def shape_compare(plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run, explain: bool) -> Shaped:
+    """GPUs side by side (no workload): one row per attribute, sources, the comparison chart."""
+    table, attributes = _compare(plan, rows, catalog, run)
+    explanation = list(plan.explanation)
+    sources: dict[str, list[str]] = {}
+    for iri in plan.extra.get("gpus", []):
+        cited = run(PREFIXES + f"SELECT ?s WHERE {{ {terms.iri(str(iri))} dcterms:source ?s }} ORDER BY ?s").rows
+        sources[catalog.label(iri)] = [str(c[0]) for c in cited]
+        explanation.append(f"sources for {catalog.label(iri)}: " + ", ".join(sources[catalog.label(iri)]))
+    gpus = plan.extra.get("gpus")
+    names = [catalog.label(g) for g in gpus] if isinstance(gpus, list) else []
+    chart = chartspec.compare_chart(names, table, attributes, sources)
+    from kbq.lang import cards
+
+    gpu_iris = [str(g) for g in gpus] if isinstance(gpus, list) else []
+    added = cards.compare_prices(gpu_iris, run) + cards.compare_measured(gpu_iris, run)
+    table = cards.compare_ratios(table + added, len(names))
+    columns = list(plan.columns)
+    if len(names) == 2:
+        columns.append("ratio")
+        explanation.insert(1, f"ratio: {names[0]} / {names[1]}")
+    return Shaped(table, columns, explanation, [], {"chart": chart} if chart is not None else {})
+
+
+def shape_instances(plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run, explain: bool) -> Shaped:
+    """Cloud instances: for a workload, each evaluated on its own GPUs (kbq.lang.gpu.evaluated)."""
+    from kbq.lang.gpu.evaluated import evaluate_instances
+
+    table, columns = evaluate_instances(plan, rows)
+    if not table:
+        raise NoResultError("no cloud instance matches: " + "; ".join(c[0] for c in plan.constraints))
+    return Shaped(table, columns, list(plan.explanation))
+
+
+def shape_list(plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run, explain: bool) -> Shaped:
+    if not rows:
+        raise NoResultError(f"nothing found: {plan.explanation[0]}")
+    return Shaped([list(r) for r in rows], plan.columns, list(plan.explanation))
+
+
+def shape_rows(plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run, explain: bool) -> Shaped:
+    return Shaped([list(r) for r in rows], plan.columns, list(plan.explanation))
+
+
+def _evaluated(plan: Plan, rows: list[list[Value]], run: Run) -> list[list[Value]]:
+    """A ranking's rows: none is no answer; a workload's candidates are evaluated and ordered."""
+    if not rows:
+        raise NoResultError(emptied_by(plan, run) if plan.constraints else "no GPU in the KB")
+    if not plan.extra.get("evaluation"):
+        return rows
+    from kbq.lang.gpu.evaluated import evaluate_rows  # only a ranking whose rows are evaluated pays its import
+
+    return evaluate_rows(plan, rows)
+
+
+def run_plan(text: str, plan: Plan, catalog: Catalog, run: Run, *, explain: bool = False) -> Result:
+    """Execute a compiled question and shape its answer with its form's shaper (kbq.lang.forms)."""
+    rows = run(plan.sparql).rows if plan.sparql else []
+    shaped = shaper(plan.kind)(plan, rows, catalog, run, explain)
+    extra = dict(shaped.extra)
+    chosen = extra.pop("tiers", None)
+    decision = decide(
+        plan, plan.kind, shaped.columns, shaped.rows, shaped.explanation, catalog.label,
+        chosen if isinstance(chosen, list) else None,
+    )  # fmt: skip
     return Result(
         question=text,
         kind=plan.kind,
-        columns=columns,
-        rows=rows,
+        columns=shaped.columns,
+        rows=shaped.rows,
         sparql=plan.shown_sparql(),
-        explanation=explanation,
-        removed=removed,
+        explanation=shaped.explanation,
+        removed=shaped.removed,
         units=plan.units,
         extra=extra or {k: v for k, v in plan.extra.items() if k in ("breakdown", "chart")},
+        decision=decision,
     )
 
 
