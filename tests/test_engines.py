@@ -50,6 +50,12 @@ def test_knowledge_beyond_the_subset_is_found(tmp_path: Path) -> None:
     overlay = tmp_path / "same.ttl"
     overlay.write_text("<https://kbq.dev/kb/A> <http://www.w3.org/2002/07/owl#sameAs> <https://kbq.dev/kb/B> .\n")
     assert closure.beyond_subset(loader.load([overlay]).store) == ["http://www.w3.org/2002/07/owl#sameAs"]
+    cycle = tmp_path / "cycle.ttl"
+    cycle.write_text(
+        "<urn:a> <http://www.w3.org/2000/01/rdf-schema#subClassOf> <urn:b> .\n"
+        "<urn:b> <http://www.w3.org/2000/01/rdf-schema#subClassOf> <urn:a> .\n"
+    )
+    assert closure.beyond_subset(loader.load([cycle]).store) == ["http://www.w3.org/2002/07/owl#equivalentClass"]
     fine = tmp_path / "fine.ttl"
     fine.write_text("<https://kbq.dev/kb/A> <http://www.w3.org/2000/01/rdf-schema#label> \"a\" .\n")
     assert closure.beyond_subset(loader.load([fine]).store) == []
