@@ -286,16 +286,20 @@ class Words:
         return Workload(term, process, precision, phrase)
 
     def models_of_size(self, text: str) -> list[str]:
-        """'70b', '8x7b': the models whose parameter count is within 5% of a size named alone."""
+        """'70b', '8x7b': the models whose parameter count is within 5% of a size named alone, the
+        best-sourced first (a publisher's card before a generated catalog entry), then the closest."""
         match = re.fullmatch(r"(?:(\d+)x)?(\d+(?:\.\d+)?)\s*b", text.strip().lower())
         if match is None or self.cat.run is None:
             return []
         size = float(match.group(2)) * 1e9 * (int(match.group(1)) if match.group(1) else 1)
         rows = self.cat.run(
-            PREFIXES + "SELECT ?l ?p WHERE { ?m a kbq:Model ; rdfs:label ?l ; kbq:parameterCount ?p "
-            f"FILTER(xsd:double(?p) >= {size * 0.95:.0f}e0 && xsd:double(?p) <= {size * 1.05:.0f}e0) }} ORDER BY ?l"
+            PREFIXES + "SELECT ?l (MIN(?r) AS ?rank) (SAMPLE(?p) AS ?count) WHERE { ?m a kbq:Model ; rdfs:label ?l ; "
+            "kbq:parameterCount ?p "
+            f"FILTER(xsd:double(?p) >= {size * 0.95:.0f}e0 && xsd:double(?p) <= {size * 1.05:.0f}e0) "
+            "OPTIONAL { ?m dcterms:source/kbq:tier/kbq:trustRank ?r } } GROUP BY ?l "
+            f"ORDER BY ?rank ABS(xsd:double(?count) - {size:.0f}e0) ?l LIMIT 8"
         ).rows
-        return [str(r[0]) for r in rows][:8]
+        return [str(r[0]) for r in rows]
 
     # --- clauses: with / on / in / at / under --------------------------------------------------
 
