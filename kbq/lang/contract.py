@@ -13,6 +13,7 @@ KB = "https://kbq.dev/kb/"
 # kbq: terms the code reads (SPARQL it writes, IRIs it compares)
 TERMS = frozenset(
     (
+        "trustRank",  # a size alone: the best-sourced models first
         "Backend",  # issue17: calibrated constants, backends, capacity questions, training stacks
         "extraBytesPerParameter",
         "flopsPerParameterToken",
