@@ -272,3 +272,13 @@ def test_the_library_names_the_limit_too(kb) -> None:  # type: ignore[no-untyped
         kb.memory("llama 3.1 8b", gpus=-2)
     with pytest.raises(KbqError, match="mfu must be from 1% to 100%"):
         kb.speed("llama 3.1 8b", gpu="rtx 4090", mfu=0.0)
+
+
+def test_an_instance_shows_the_speed_form_s_decode(kb) -> None:  # type: ignore[no-untyped-def]
+    """One speed function: an instance's tokens/s is 'speed of ... on N x GPU's decode (compute bound included)."""
+    answer = kb.ask("best value instance for llama 3.1 8b inference with batch 64")
+    col = {c: i for i, c in enumerate(answer.columns)}
+    row = answer.rows[0]
+    speed = kb.speed("llama 3.1 8b", gpu=str(row[col["gpu_model"]]), gpus=int(row[col["gpus"]]), batch=64)
+    decode = next(line.value for line in speed.lines if line.part == "decode")
+    assert abs(row[col["tokens_per_s"]] - decode) <= 0.06 + 1e-6 * decode  # the speed form rounds to 0.1

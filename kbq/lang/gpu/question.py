@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple
 
 from kbq.errors import QueryError
-from kbq.lang import ast, terms
+from kbq.lang import ast, sparql, terms
 from kbq.lang.catalog import Key, Term, k
 from kbq.lang.context import Constraint, Context, Status
 from kbq.lang.contract import STRATEGIES
@@ -423,15 +423,7 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
     runners_up = bool(mode and mode.runners_up and not any(k is segment for k, _t, _p in subject.qualifiers))
     # a mode's own limit ('cheapest': 1) is applied to the rows, so the chart can show the nearest candidates
     sparql_limit = None if runners_up or not (ask.limit or subject.count) or computed else limit
-    sparql = (
-        "SELECT "
-        + " ".join(select)
-        + "\nWHERE {\n  "
-        + "\n  ".join(body)
-        + "\n}\nORDER BY "
-        + " ".join(order)
-        + (f"\nLIMIT {int(sparql_limit)}" if sparql_limit else "")
-    )
+    query = sparql.select(select, body, order, sparql_limit)
     units = {k.key: k.unit_symbol for k in shown if k.unit_symbol}
     if tco is not None:
         units["tco_usd"] = "USD"
@@ -455,7 +447,7 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
     explanation += explain.constraint_lines(found)
     return Plan(
         "gpus",
-        _prefixes() + sparql,
+        _prefixes() + query,
         names,
         units=units,
         explanation=explanation,
@@ -592,10 +584,7 @@ def _order_words(order: ast.Order | None) -> str | None:
     return order.ratio.text + direction
 
 
-def _unknown(var: str) -> str:
-    """1 when `var` is unbound, else 0, as a sort key. Not IF(BOUND(var), 0, 1): Virtuoso 7 calls
-    every variable a subquery projects bound, even where the subquery left it unbound."""
-    return f"COALESCE(STRLEN(STR({var})) * 0, 1)"
+_unknown = sparql.unknown
 
 
 def _cards_first(ask: Ask, strategy: str, fitted: bool) -> bool:
