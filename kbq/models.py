@@ -45,9 +45,10 @@ class Entity(_Frozen):
 
 
 class Verdict(_Frozen):
-    """Whether a workload fits the GPUs asked: `fits` is false only for 'does not fit' and 'cannot
-    run' (the GPU lacks the precision's compute path); 'tight' fits with less than the usable
-    share free. Memory in GB per GPU."""
+    """Whether a workload fits the GPUs asked: `fits` is kbq.lang.evaluate's Evaluation.fits, true
+    only for 'fits'. 'tight' is within the card's raw memory but over its usable share (which is
+    why 'how many' asks one more card); 'cannot run': the GPU lacks the precision's compute path.
+    Memory in GB per GPU."""
 
     status: Literal["fits", "tight", "does not fit", "cannot run"]
     fits: bool

@@ -160,7 +160,7 @@ def test_check_exit_codes(args: list[str], code: int) -> None:
 
 def test_exit_codes_are_documented_in_the_reference() -> None:
     text = (ROOT / "docs" / "language.md").read_text(encoding="utf-8")
-    assert "- `4`: with --check only: the answer is 'does not fit', or no candidate remains" in text
+    assert "- `4`: with --check only: the verdict's fits is false ('tight', 'does not fit', 'cannot run'), or no candidate remains" in text
 
 
 def test_help_fits_80_columns_and_leads_with_todays_questions() -> None:
