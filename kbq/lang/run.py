@@ -275,7 +275,21 @@ def shape_gpus(plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run, 
         if found:
             extra["tiers"] = found
             explanation += tier_notes
+    explanation += _multi_gpu_assumed(plan, rows, extra.get("tiers"))
     return Shaped(rows, plan.columns, explanation, removed, extra)
+
+
+def _multi_gpu_assumed(plan: Plan, rows: list[list[Value]], found: object) -> list[str]:
+    """The scenario's several-GPU assumptions (a sharding default), only when a shown candidate or
+    a tier needs more than one card: an answer lists the assumptions that apply, no others."""
+    texts = plan.extra.get("multi_gpu_assumed") or []
+    at = plan.columns.index("cards_needed") if "cards_needed" in plan.columns else None
+    if not texts or at is None:
+        return []
+    counts = [r[at] for r in rows] + [t.get("count") for t in (found if isinstance(found, list) else []) if isinstance(t, dict)]
+    if not any(isinstance(n, int) and n > 1 for n in counts):
+        return []
+    return [f"assumed (where more than one card is needed): {a}" for a in texts if isinstance(a, str)]
 
 
 def shape_why(plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run, explain: bool) -> Shaped:

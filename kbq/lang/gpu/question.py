@@ -166,9 +166,20 @@ def memory_fit(ctx: Context, ask: Ask, workload: Term | None, notes: list[str]) 
         " (tensor parallel when it divides the heads, else a layer split; sharded data parallel for training),"
         " as 'how many ...' says; 'memory for ...' shows every formula"
     )
-    notes += [f"assumed: {a}" for a in est.scenario.assumed(ask.cards or 2)]
+    # the assumptions that apply on one card; those that apply only to several (a sharding default)
+    # are added by the shaper when a shown candidate or tier needs more than one (multi_gpu_assumed)
+    notes += [f"assumed: {a}" for a in est.scenario.assumed(ask.cards or 1)]
     notes += est.notes
     return est
+
+
+def multi_gpu_assumed(fit: Estimate | None, cards: int | None) -> list[str]:
+    """The scenario's assumptions that apply only on several GPUs and are not yet listed (a machine
+    of `cards` lists them already): shown once a candidate needs more than one card."""
+    if fit is None or (cards or 1) > 1:
+        return []
+    one = set(fit.scenario.assumed(1))
+    return [a for a in fit.scenario.assumed(2) if a not in one]
 
 
 TRAINING_MEASURE = "accelerator-minutes"
@@ -465,6 +476,7 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
             "picture": _picture(ctx, ask, strategy, order_keys, method, profile_line),
             "as_of": ask.as_of,  # the tiers' prices are the ones valid then (kbq.lang.tiers)
             "box_cards": ask.cards,  # the machine asked ('in an 8-card server'): the tiers' count limit
+            "multi_gpu_assumed": multi_gpu_assumed(fit, ask.cards),
             "evaluation": _evaluation_spec(ctx, ask, strategy, fit, tco, computed, profile, substitute, rate, bool(statuses)),
         },
     )
