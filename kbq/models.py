@@ -68,6 +68,7 @@ class Price(_Frozen):
     date: str | None = None
     source: str | None = None
     per_card_usd: float | None = None
+    per: str | None = None  # 'hour' for a cloud rate (usd per hour); None: a purchase price
 
 
 class Tier(_Frozen):
@@ -76,8 +77,10 @@ class Tier(_Frozen):
     tier: str
     gpu: str
     count: int | None = None
-    price: Price | None = None
+    price: Price | None = None  # the cloud tier: the instance's on-demand rate per hour (per_card_usd: per GPU-hour)
     why: str = ""
+    instance: str | None = None  # the cloud tier only: the instance type and its provider
+    provider: str | None = None
 
 
 class Answer(_Frozen):

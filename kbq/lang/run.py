@@ -272,6 +272,11 @@ def shape_gpus(plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run, 
             plan.columns, candidates, run, limit_cards=box if isinstance(box, int) else None, first_rank=first_rank,
             as_of=plan.extra.get("as_of"),
         )  # fmt: skip
+        from kbq.lang.tiers import cloud
+
+        rented = cloud(plan.extra.get("cloud"), run)
+        if rented is not None:
+            found.append(rented)
         if found:
             extra["tiers"] = found
             explanation += tier_notes

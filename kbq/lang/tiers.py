@@ -152,3 +152,47 @@ def tiers(
             add(f"fastest{suffix}", row, config, f"first by the profile; {_money(config)}")
     notes = [f"tiers: configurations of up to {cap} card(s)" + ("" if limit_cards else f" ({why_default})")]
     return out, notes
+
+
+CLOUD_TIER = "cloud (cheapest)"
+
+
+def cloud(plan_data: object, run: Run) -> dict[str, Any] | None:
+    """The cloud tier: the lowest-rate instance that holds the workload, by the `instances` form's
+    own plan and evaluation (kbq.lang.gpu.evaluated.evaluate_instances), with its hourly rate,
+    provider and the rate's date; None when no instance in the KB holds it."""
+    if not isinstance(plan_data, (list, tuple)):
+        return None
+    from kbq.lang.gpu.evaluated import evaluate_instances
+    from kbq.lang.plan import Plan
+
+    plan = Plan.from_data(tuple(plan_data))
+    rows, columns = evaluate_instances(plan, run(plan.sparql).rows)
+    if not rows:
+        return None
+    col = {c: i for i, c in enumerate(columns)}
+    first = rows[0]  # the plan orders by hourly rate, lowest first; evaluation kept those that fit
+
+    def at(name: str) -> Value:
+        return first[col[name]] if name in col else None
+
+    rate, per_gpu = at("price"), at("per_gpu_hour")
+    price = (
+        {"usd": float(rate), "kind": "on-demand rate", "per": "hour", "date": str(at("price_date") or ""),
+         "per_card_usd": float(per_gpu) if isinstance(per_gpu, (int, float)) else None}
+        if isinstance(rate, (int, float))
+        else None
+    )  # fmt: skip
+    tokens = at("tokens_per_s")
+    speed = f"; about {tokens:,.0f} tokens/s decode (estimate)" if isinstance(tokens, (int, float)) else ""
+    rate_text = f"${rate:,.2f}/h on demand, {str(at('price_date') or '')[:7]}" if isinstance(rate, (int, float)) else "no rate"
+    return {
+        "tier": CLOUD_TIER,
+        "gpu": str(at("gpu_model") or ""),
+        "count": at("gpus") if isinstance(at("gpus"), int) else None,
+        "price": price,
+        "why": f"{at('name')} on {at('provider')}: the lowest hourly rate in the KB among instances that hold it;"
+        f" {rate_text}{speed}",
+        "instance": str(at("name") or ""),
+        "provider": str(at("provider") or ""),
+    }

@@ -173,6 +173,21 @@ def memory_fit(ctx: Context, ask: Ask, workload: Term | None, notes: list[str]) 
     return est
 
 
+def _cloud_plan(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> tuple[object, ...] | None:
+    """The cloud tier's plan: the `instances` form for the same workload (its settings and 'as of'
+    date; where-conditions on GPUs do not carry over to instances), evaluated at run time by the
+    same kbq.lang.gpu.evaluated.evaluate_instances that answers 'cheapest instance for ...'."""
+    from kbq.lang.instances import INSTANCE, compile_instances
+
+    kept = tuple(c for c in q.clauses if isinstance(c, (ast.Loose, ast.AsOf)))
+    cls = Term(INSTANCE, "cloud instance", frozenset())
+    try:
+        plan = compile_instances(ctx, q._replace(clauses=kept), Subject(cls))
+    except QueryError:
+        return None  # the ranking answers without its cloud tier; the instances form says why
+    return plan.to_data()
+
+
 def multi_gpu_assumed(fit: Estimate | None, cards: int | None) -> list[str]:
     """The scenario's assumptions that apply only on several GPUs and are not yet listed (a machine
     of `cards` lists them already): shown once a candidate needs more than one card."""
@@ -477,6 +492,7 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
             "as_of": ask.as_of,  # the tiers' prices are the ones valid then (kbq.lang.tiers)
             "box_cards": ask.cards,  # the machine asked ('in an 8-card server'): the tiers' count limit
             "multi_gpu_assumed": multi_gpu_assumed(fit, ask.cards),
+            "cloud": _cloud_plan(ctx, q, subject) if fit is not None else None,
             "evaluation": _evaluation_spec(ctx, ask, strategy, fit, tco, computed, profile, substitute, rate, bool(statuses)),
         },
     )
