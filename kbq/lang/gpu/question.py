@@ -13,6 +13,7 @@ from kbq.lang.contract import STRATEGIES
 from kbq.lang.evaluate.cost import PRICE_RULE, Tco
 from kbq.lang.evaluate.split import cards_needed
 from kbq.lang.gpu import columns, constraints, explain, ordering
+from kbq.lang.gpu.constraints import double
 from kbq.lang.gpu.ordering import Metric, Profile
 from kbq.lang.plan import Plan
 from kbq.lang.scenario import check_count, check_settings, default_process
@@ -288,7 +289,7 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
         profile, profile_notes = ordering.choose(ctx, workload_term, ask.authority, ask.authority_column)
     mode = subject.mode
     strategy = mode.strategy if mode else "profile"
-    if profile is None and mode is not None and strategy == "profile":
+    if profile is None and mode is not None and strategy in ("profile", "value"):
         # 'best gpu' with no workload: deep learning in general (the profile that applies to any
         # algorithm, or the default authority's), not a list by name
         profile, profile_notes = ordering.choose(ctx, None, None, None)
@@ -317,6 +318,8 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
         notes += precision_notes
     if fit is not None and ask.cards:
         found.append(_fits_in(ctx, fit, ask.cards))
+    if profile is not None and fit is None and not any(c.text.split(" ")[0] == "memory" for c in found):
+        found += _memory_guideline(ctx, profile, q)
     # --- columns ---------------------------------------------------------------------------
     shown: list[Key] = []
     metrics: list[list[Metric]] = []
@@ -518,6 +521,33 @@ def _picture(
         "profile": profile_line,
         "lower_is_better_measures": [TRAINING_MEASURE],
     }
+
+
+def _memory_guideline(ctx: Context, profile: Profile, q: ast.SubjectQuestion) -> list[Constraint]:
+    """Where memory decides and no model gives a need to compute: the profile's sourced minimum
+    memory for its use (kbq:memoryGuideline, e.g. Dettmers's >= 10 GB for prototyping), unless the
+    question sets its own memory condition ('where memory >= 8')."""
+    memory = ctx.cat.keys.get("memory")
+    if memory is None or any(
+        ctx.cat.key(w.text, query=ctx.text, column=w.column) is memory
+        for w in constraints.keys_in(_where_of(q))
+        if w.text.lower() != constraints.NAME_KEY
+    ):
+        return []
+    rows = ctx.rows(
+        f"""SELECT ?label ?min ?src WHERE {{ {terms.iri(profile.iri)} kbq:memoryGuideline ?g .
+  ?g rdfs:label ?label ; kbq:minimumMemory ?min ; dcterms:source ?src }} LIMIT 1"""
+    )
+    if not rows:
+        return []
+    label, least, _src = rows[0]
+    gb = float(least)  # type: ignore[arg-type]
+    return [
+        Constraint(
+            f"memory >= {gb:g} GB ({profile.authority_label}: {label}; 'where memory >= N' sets another)",
+            f"EXISTS {{ ?gpu kbq:memory ?guide_mem FILTER({double('?guide_mem')} >= {gb}) }}",
+        )
+    ]
 
 
 def _fits_in(ctx: Context, fit: Estimate, cards: int) -> Constraint:
