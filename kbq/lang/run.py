@@ -281,7 +281,23 @@ def shape_gpus(plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run, 
             extra["tiers"] = found
             explanation += tier_notes
     explanation += _multi_gpu_assumed(plan, rows, extra.get("tiers"))
+    explanation[1:1] = _stack_caveat(plan, rows, run)
     return Shaped(rows, plan.columns, explanation, removed, extra)
+
+
+def _stack_caveat(plan: Plan, rows: list[list[Value]], run: Run) -> list[str]:
+    """The software stack of the card that leads a ranking, graded (kbq.lang.tiers.software): a
+    weaker one (on no official support list in the KB, or dropped by its SDK's newest release) is
+    marked as a caveat, so a consumer AMD card leading a training ranking comes with its stack."""
+    if not rows or not plan.extra.get("profile") or "gpu" not in plan.columns:
+        return []
+    from kbq.lang.tiers import software, stacks
+
+    lead = rows[0]
+    iri = str(lead[plan.columns.index("gpu")])
+    found = stacks(run, [iri]).get(iri)
+    name = lead[plan.columns.index("name")] if "name" in plan.columns else iri
+    return [f"{name} leads the ranking; {software(found)}"]
 
 
 def _multi_gpu_assumed(plan: Plan, rows: list[list[Value]], found: object) -> list[str]:
