@@ -67,6 +67,7 @@ def understand(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Ask:
     cards: int | None = None
     as_of: str | None = None
     psu: float | None = None
+    power_cap: float | None = None  # 'at 280 w per card'
     order = limit = authority = authority_column = None
     chassis: Chassis | None = None
     ceilings: list[Ceiling] = []
@@ -112,13 +113,18 @@ def understand(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Ask:
                 elif isinstance(item, SettingValue):
                     if item.setting.name == "psu":
                         psu = item.value
+                    elif item.setting.name == "power_limit":
+                        power_cap = item.value
                     else:
                         settings[item.setting.name] = (
                             item.term if item.term is not None else (True if item.value is None else item.value)
                         )
                         settings["_column_" + item.setting.name] = item.column
     found += [constraints.ceiling(c, as_of) for c in ceilings]
-    check_settings(ctx, {**settings, **({"psu": psu} if psu is not None else {})})
+    named = {"psu": psu, "power_limit": power_cap}
+    check_settings(ctx, {**settings, **{k: v for k, v in named.items() if v is not None}})
+    if power_cap is not None:
+        notes.append(power_limit_note(ctx, float(power_cap)))
     if chassis is not None:
         cards = chassis.cards or cards
         placed, placed_status, placed_notes = constraints.placement(ctx, chassis._replace(cards=cards))
@@ -126,7 +132,7 @@ def understand(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Ask:
         statuses += placed_status
         notes += placed_notes
     if psu is not None:
-        c, status, power_notes = constraints.power(ctx, psu, cards or 1)
+        c, status, power_notes = constraints.power(ctx, psu, cards or 1, float(power_cap) if power_cap is not None else None)
         found.append(c)
         statuses.append(status)
         notes += power_notes
@@ -139,6 +145,26 @@ def understand(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Ask:
         subject, workload, process, defaulted, precision, found, statuses, notes, settings, cards, as_of, order, limit,
         authority, authority_column,
     )  # fmt: skip
+
+
+def power_limit_note(ctx: Context, limit: float, gpu: str | None = None) -> str:
+    """What a power limit changes: each card's draw in the power-supply check, and speed only where
+    a sourced measurement covers the card at that limit (kbq:PowerLimitMeasurement); elsewhere kbq
+    says it does not estimate speed at that limit (no formula relates power to speed)."""
+    where = f"kbq:limitedGpu {terms.iri(gpu)} ;" if gpu else "kbq:limitedGpu ?g ;"
+    rows = ctx.rows(
+        f"""SELECT ?label ?at ?share ?tdp WHERE {{ ?m a kbq:PowerLimitMeasurement ; {where} kbq:powerLimit ?at ;
+  kbq:throughputShareAtLeast ?share ; rdfs:label ?label . ?m kbq:limitedGpu ?c . ?c kbq:tdp ?tdp .
+  FILTER({terms.double(limit)} >= ?at && {terms.double(limit)} <= ?tdp) }} ORDER BY DESC(?at) LIMIT 1"""
+    )
+    text = f"power limit: {limit:g} W per card lowers each card's draw in the power-supply check"
+    if rows:
+        label, at, share, tdp = rows[0]
+        return text + (
+            f"; speed: at least {float(share):.0%} of stock-power throughput between {float(at):g} W and {float(tdp):g} W,"  # type: ignore[arg-type]
+            f" measured for {label} (other cards: not estimated)"
+        )
+    return text + "; speed at that limit is not estimated (no measurement in the KB covers it)"
 
 
 def memory_fit(ctx: Context, ask: Ask, workload: Term | None, notes: list[str]) -> Estimate | None:

@@ -381,6 +381,21 @@ def _how_many_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:
     )
 
 
+def _power_limit(ctx: Context, gpu: facts.Gpu, cap: float, column: int | None) -> str:
+    """A power limit on a named card: above its sourced board power is an error (no card can be
+    set above it); the speeds shown are at stock power, with what the KB measured at that limit."""
+    from kbq.lang.gpu.question import power_limit_note
+
+    rows = ctx.rows(f"SELECT ?w WHERE {{ <{gpu.iri}> kbq:tdp ?w }} LIMIT 1")
+    if rows and cap > float(rows[0][0]):  # type: ignore[arg-type]
+        raise ctx.error(
+            f"a power limit of {cap:g} W is above {gpu.label}'s board power of {float(rows[0][0]):g} W"  # type: ignore[arg-type]
+            " (a limit can only lower it)",
+            column,
+        )
+    return power_limit_note(ctx, cap, gpu.iri) + "; the speeds above are at stock power"
+
+
 def _accelerator(gpu: facts.Gpu) -> Accelerator:
     return Accelerator(
         gpu.label, gpu.iri, gpu.memory, gpu.bandwidth, gpu.rates, gpu.interconnect, gpu.link_bandwidth
@@ -471,6 +486,9 @@ def _speed_plan(ctx, asked, est, consts, explanation) -> Plan:
         explanation.insert(0, f"memory: {word} ({need:.1f} GB per GPU of {gpu.memory:g} GB on {count} x {gpu.label})")
         if word == "does not fit":
             explanation.insert(0, "warning: the model does not fit this hardware; the speeds assume it did")
+    cap = asked.settings.get("power_limit")
+    if cap is not None:
+        explanation.append(_power_limit(ctx, gpu, float(cap), asked.settings.get("_column_power_limit")))  # type: ignore[arg-type]
     explanation.insert(
         0,
         f"estimate (not a measurement) on {count} x {gpu.label}: decode {decode.value:.1f} tokens/s,"
