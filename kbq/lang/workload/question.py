@@ -488,7 +488,7 @@ def _speed_plan(ctx, asked, est, consts, explanation) -> Plan:
             explanation.insert(0, "warning: the model does not fit this hardware; the speeds assume it did")
     cap = asked.settings.get("power_limit")
     if cap is not None:
-        explanation.append(_power_limit(ctx, gpu, float(cap), asked.settings.get("_column_power_limit")))  # type: ignore[arg-type]
+        explanation.append(_power_limit(ctx, gpu, float(cap), asked.settings.get("_column_power_limit")))
     explanation.insert(
         0,
         f"estimate (not a measurement) on {count} x {gpu.label}: decode {decode.value:.1f} tokens/s,"
