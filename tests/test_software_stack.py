@@ -24,12 +24,13 @@ def test_stacks_from_the_kb(kb) -> None:  # type: ignore[no-untyped-def]
     def run(q: str):  # type: ignore[no-untyped-def]
         return kb.table(q)
 
-    found = stacks(run, [KB + "RX7900XTX", KB + "RTX4090", KB + "TeslaP40", KB + "ArcB580"])
+    found = stacks(run, [KB + "RX7900XTX", KB + "RTX4090", KB + "TeslaP40", KB + "ArcB580", KB + "ArcA77016GB"])
     assert {x.sdk for x in found[KB + "RX7900XTX"]} == {"ROCm"} and not weaker(found[KB + "RX7900XTX"])
     assert {x.sdk for x in found[KB + "RTX4090"]} >= {"CUDA Toolkit", "PyTorch"} and not weaker(found[KB + "RTX4090"])
     p40 = {x.sdk: x for x in found[KB + "TeslaP40"]}
     assert not p40["CUDA Toolkit"].current  # Pascal: CUDA 13.0 dropped it
-    assert KB + "ArcB580" not in found  # Intel: no oneAPI release data in the KB yet
+    assert KB + "ArcB580" not in found  # no Intel Extension for PyTorch release in the KB lists B-series Arc
+    assert [x.sdk for x in found[KB + "ArcA77016GB"]] == ["Intel Extension for PyTorch"]
 
 
 def test_a_ranking_says_the_leaders_stack_and_tiers_theirs(kb) -> None:  # type: ignore[no-untyped-def]

@@ -75,7 +75,10 @@ def software(found: list[Stack] | None) -> str:
     """The card's software stack, graded: supported by its SDK's newest release in the KB; only by
     older releases (dropped since); or on no official support list in the KB."""
     if not found:
-        return "software (caveat): on no official support list in the KB (no CUDA Toolkit or ROCm release lists it)"
+        return (
+            "software (caveat): on no official support list in the KB"
+            " (no CUDA Toolkit, PyTorch, ROCm or Intel Extension for PyTorch release lists it)"
+        )
     current = [x for x in found if x.current]
     dropped = "; ".join(f"dropped by {x.newest} (supported up to {x.release})" for x in found if not x.current)
     if current:
