@@ -49,7 +49,10 @@ def test_memory_breakdown_is_the_per_gpu_column_against_the_gpu(kb) -> None:  # 
     assert [p for p, _s in chart["sources"]] == [r[0] for r in parts]
     assert [s for _p, s in chart["sources"]] == [r[answer.columns.index("source")] for r in parts]
     (gpu,) = kb.gpus(where=f"name in ({chart['gpu']})")
-    assert chart["capacity"] == gpu.specs["memory"]
+    binary = dict(kb.table(
+        "PREFIX kbq: <https://kbq.dev/ontology#> SELECT ?n ?v WHERE { ?c kbq:constantName ?n ; kbq:value ?v }"
+    ).rows)["gpu_memory_factor"]  # fmt: skip
+    assert chart["capacity"] == pytest.approx(gpu.specs["memory"] * binary)  # the datasheet's GB are GiB
     need = sum(v for _p, v in chart["lines"])
     usable = chart["capacity"] * chart["usable_share"]
     assert chart["verdict"] == ("fits" if need <= usable else "tight" if need <= chart["capacity"] else "does not fit")

@@ -13,6 +13,34 @@ KB = "https://kbq.dev/kb/"
 # kbq: terms the code reads (SPARQL it writes, IRIs it compares)
 TERMS = frozenset(
     (
+        "Backend",  # issue17: calibrated constants, backends, capacity questions, training stacks
+        "extraBytesPerParameter",
+        "flopsPerParameterToken",
+        "trainingPrecision",
+        "CalibratedConstant",
+        "CapacityQuestion",
+        "Optimizer",
+        "architecture",
+        "capacityKind",
+        "defaultBackendFor",
+        "embeddingBits",
+        "fittedOn",
+        "forArchitecture",
+        "forBackend",
+        "forComputePrecision",
+        "forMaxBits",
+        "forMaxParams",
+        "forMemoryType",
+        "forMinBits",
+        "forMinParams",
+        "forTensorCores",
+        "fusedLoss",
+        "logitBytes",
+        "memoryType",
+        "perLayer",
+        "reserveGB",
+        "splitsLayers",
+        "stackActivationModel",
         "ActivationModel",
         "Algorithm",
         "Application",
@@ -193,6 +221,7 @@ MODEL_PROPERTIES = {
     "window_layers": "slidingWindowLayers",
     "experts": "numExperts",
     "experts_per_token": "expertsPerToken",
+    "tied_embeddings": "tiedEmbeddings",
 }
 
 # kb: individuals the code names
@@ -222,10 +251,12 @@ SETTINGS = frozenset(
         "duty",
         "electricity",
         "fsdp",
+        "input_tokens",
         "kv_precision",
         "lora_rank",
         "mfu",
         "offload",
+        "optimizer",
         "output_tokens",
         "power_limit",
         "psu",
@@ -243,7 +274,19 @@ SETTINGS = frozenset(
 STRATEGIES = frozenset(("profile", "price", "value", "efficiency", "evidence"))
 
 # kbq:constantName values the evaluation reads
-CONSTANTS = frozenset(("bandwidth_efficiency", "cuda_context_gb", "logit_bytes", "mfu", "prefill_mfu", "usable_share"))
+CONSTANTS = frozenset(
+    (
+        "activation_peak_bytes",
+        "bandwidth_efficiency",
+        "cuda_context_gb",
+        "decode_mfu",
+        "gpu_memory_factor",
+        "logit_bytes",
+        "mfu",
+        "prefill_mfu",
+        "usable_share",
+    )
+)
 
 # kbq:defaultName values the scenario resolver (and the tiers of a ranking: kbq.lang.tiers) read (kb/defaults.ttl)
 DEFAULTS = frozenset(("batch", "context", "precision", "tier_max_cards", "zero_stage"))

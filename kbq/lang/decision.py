@@ -46,7 +46,7 @@ def verdict(ev: Evaluation, gpu: str, *, status: str | None = None) -> dict[str,
         "gpu": gpu,
         "gpus": ev.count,
         "per_gpu_gb": round(need, 2),
-        "capacity_gb": ev.capacity_gb,
+        "capacity_gb": round(ev.capacity_gb, 2),
         "usable_gb": round(ev.usable_gb, 2),
         "headroom_gb": round(ev.capacity_gb - need, 2),
     }

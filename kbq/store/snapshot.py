@@ -287,7 +287,14 @@ def input_key(files: Sequence[str | os.PathLike[str]], engine: str) -> str:
 
 
 def _checked_files(folder: str) -> list[str]:
-    return sorted(n for n in os.listdir(folder) if not n.startswith(_UNCHECKED) and os.path.isfile(os.path.join(folder, n)))
+    """The store files a manifest checksums: not RocksDB's info logs, lock or write-ahead logs
+    (`*.log`: RocksDB may delete one when the builder's store closes after the manifest is
+    written, and a read-only open needs none), nor kbq's own files."""
+    return sorted(
+        n
+        for n in os.listdir(folder)
+        if not n.startswith(_UNCHECKED) and not n.endswith(".log") and os.path.isfile(os.path.join(folder, n))
+    )
 
 
 def write_manifest(folder: str, info: SnapshotInfo, names: Sequence[str] | None = None) -> None:

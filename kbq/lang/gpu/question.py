@@ -619,6 +619,7 @@ def _evaluation_spec(
         "computed": computed,
         "footprint": fit.footprint.to_data() if fit is not None else None,
         "usable_share": fit.scenario.usable_share if fit is not None else 1.0,
+        "memory_factor": fit.scenario.memory_factor if fit is not None else 1.0,
         "cards_limit": None,  # 'in N cards' is a constraint (_fits_in): the candidates already fit
         "cards_first": _cards_first(ask, strategy, fit is not None),
         "strategy": strategy,
