@@ -12,7 +12,7 @@ def _assumed(answer) -> list[str]:  # type: ignore[no-untyped-def]
 
 
 def test_a_ranking_whose_candidates_all_need_one_card_does_not_assume_sharding(kb) -> None:  # type: ignore[no-untyped-def]
-    answer = kb.ask("gpu for resnet-50 training")
+    answer = kb.ask("gpu for resnet-18 training")
     at = answer.columns.index("cards_needed")
     assert all(r[at] in (1, None) for r in answer.rows)
     assumed = _assumed(answer)

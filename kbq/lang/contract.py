@@ -191,6 +191,7 @@ TERMS = frozenset(
         "versionMajor",
         "versionMinor",
         "tier",
+        "trustRank",
         "trainedModel",
         "trainingGpu",
         "trainingTokens",
