@@ -13,6 +13,7 @@ KB = "https://kbq.dev/kb/"
 # kbq: terms the code reads (SPARQL it writes, IRIs it compares)
 TERMS = frozenset(
     (
+        "trustRank",  # a size alone: the best-sourced models first
         "headBits",
         "variableBits",
         "Dataset",  # issue17b: image models' speed, training memory and epochs on a dataset
@@ -59,6 +60,7 @@ TERMS = frozenset(
         "ChassisKind",
         "ChassisThreshold",
         "CloudInstance",
+        "PowerLimitMeasurement",
         "Constant",
         "Defaults",
         "FillerWord",
@@ -143,8 +145,11 @@ TERMS = frozenset(
         "measuredPrecision",
         "memory",
         "memoryBandwidth",
+        "memoryGuideline",
         "minCards",
+        "limitedGpu",
         "minComputeCapability",
+        "minimumMemory",
         "minValue",
         "multiGpu",
         "nativePrecision",
@@ -158,6 +163,7 @@ TERMS = frozenset(
         "parameterCount",
         "perAccelerator",
         "perAcceleratorUnit",
+        "powerLimit",
         "priceKind",
         "priceOf",
         "priceUsd",
@@ -193,7 +199,11 @@ TERMS = frozenset(
         "takesNumber",
         "tdp",
         "tensorParallel",
+        "throughputShareAtLeast",
+        "versionMajor",
+        "versionMinor",
         "tier",
+        "trustRank",
         "trainedModel",
         "trainingGpu",
         "trainingTokens",
@@ -269,6 +279,7 @@ SETTINGS = frozenset(
         "offload",
         "optimizer",
         "output_tokens",
+        "power_limit",
         "psu",
         "pue",
         "recompute_full",
