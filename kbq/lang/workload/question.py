@@ -482,7 +482,7 @@ def _image_speed(ctx, asked, est, gpu, count) -> tuple[formulas.Speed, list[list
     )  # fmt: skip
     speed_ = result.speed
     sources = "; ".join(dict.fromkeys(c.source for c in chosen.values() if c is not None))
-    counted = "multiply-adds x 2" if est.model.forward_counts_macs else "FLOPs as the source counts them"
+    counted = "multiply-adds x 2" if est.model.forward_counts_macs else "FLOPs, a multiply-add counted as two"
     bound = "memory traffic" if result.traffic_s * passes.value > result.compute_s / eta.value else "arithmetic"  # type: ignore[union-attr]
     rows: list[list[object]] = [
         [speed_.name, round(speed_.value, 1), speed_.unit, speed_.formula, sources],
