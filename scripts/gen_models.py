@@ -881,12 +881,11 @@ def render(models: list[Model], skipped: list[str]) -> str:
     mlc = "mlc-llm model_preset.py: Hugging Face config.json files copied verbatim (Apache-2.0)"
     results = "timm results-imagenet.csv: ImageNet-1k results with parameter counts (Apache-2.0)"
     bench = "timm benchmark-infer-amp-nchw-pt291-cu128-4090.csv: inference benchmark with GMACs per image (Apache-2.0)"
-    mt_configs = "MaxText hf_model_configs.py: Hugging Face config.json files transcribed (Apache-2.0)"
+    # MAXTEXT_HF_CONFIGS_URL is declared (label, tier) in the hand-written kb/models.ttl.
     mt_ids = "MaxText utils/globals.py: HF_IDS, the Hub checkpoint of each model config (Apache-2.0)"
     sources = [
         (LITGPT_URL, lit, "TierDatabase", "Lightning AI"),
         (MLC_PRESETS_URL, mlc, "TierDatabase", "MLC"),
-        (MAXTEXT_HF_CONFIGS_URL, mt_configs, "TierDatabase", "Google (MaxText)"),
         (MAXTEXT_IDS_URL, mt_ids, "TierDatabase", "Google (MaxText)"),
         *(
             (
