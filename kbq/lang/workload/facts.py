@@ -239,7 +239,8 @@ def gpu(ctx: Context, term: Term) -> Gpu:
     optional = " ".join(f"OPTIONAL {{ ?g {terms.iri(k.iri)} ?{k.var} }}" for k in keys)
     rows = ctx.rows(
         f"SELECT ?mem ?usable ?bw ?link ?ic {' '.join('?' + k.var for k in keys)} WHERE {{ BIND({terms.iri(term.iri)} AS ?g)"
-        " OPTIONAL { ?g kbq:memory ?mem } OPTIONAL { ?g kbq:gpuUsableMemory ?usable } OPTIONAL { ?g kbq:memoryBandwidth ?bw } OPTIONAL { ?g kbq:interconnectBandwidth ?link }"
+        " OPTIONAL { ?g kbq:memory ?mem } OPTIONAL { ?g kbq:gpuUsableMemory ?usable }"
+        " OPTIONAL { ?g kbq:memoryBandwidth ?bw } OPTIONAL { ?g kbq:interconnectBandwidth ?link }"
         f" OPTIONAL {{ ?g kbq:interconnect/rdfs:label ?ic }} {optional} }} LIMIT 1"
     )
     mem, usable, bw, link, ic, *rates = rows[0]
