@@ -174,7 +174,20 @@ def test_families_added_from_maxtext_are_there(kb) -> None:  # type: ignore[no-u
 
 
 @pytest.mark.parametrize(
-    "name", ["openai/gpt-oss-20b", "meta-llama/Llama-3.1-8B-Instruct", "DeepSeek-V2", "Whisper turbo", "whisper-large-v2"]
+    "name",
+    [
+        "openai/gpt-oss-20b",
+        "meta-llama/Llama-3.1-8B-Instruct",
+        "DeepSeek-V2",
+        "Whisper turbo",
+        "whisper-large-v2",
+        "Qwen/Qwen2.5-7B-Instruct",  # a Hub id of a hand-written model (kb/models_hub_ids.ttl)
+        "google/gemma-3-27b-it",
+        "deepseek-ai/DeepSeek-R1",
+        "YOLO11n-seg",
+        "sam2.1_hiera_large",
+        "black-forest-labs/FLUX.1-schnell",
+    ],
 )
 def test_names_people_use_for_the_added_models_resolve(kb, name: str) -> None:  # type: ignore[no-untyped-def]
     memory = kb.answer(f"memory for {name} inference")
