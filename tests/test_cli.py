@@ -1,4 +1,5 @@
-"""The `kbq` command through a real subprocess, and every README example."""
+"""The `kbq` command (in this process; a few smoke tests through a real subprocess), and every
+README example."""
 
 from __future__ import annotations
 
@@ -13,18 +14,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_helpers import run_in_process as kbq
+from cli_helpers import run_subprocess
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def kbq(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "kbq", *args], capture_output=True, text=True, timeout=120, cwd=cwd, env=dict(os.environ)
-    )
-
-
 def test_question_prints_a_table_and_the_explanation() -> None:
-    run = kbq("best gpu for bert on dense 9-card chassis as of 2020-03")
+    run = run_subprocess("best gpu for bert on dense 9-card chassis as of 2020-03")  # a smoke test of the real command
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
     assert lines[0] == "best for BERT: Quadro RTX 8000"  # the headline first
@@ -101,7 +98,7 @@ def test_build_reports_counts_and_time() -> None:
 
 def test_shell_answers_from_standard_input() -> None:
     run = subprocess.run(
-        [sys.executable, "-m", "kbq", "shell"],
+        [sys.executable, "-P", "-m", "kbq", "shell"],
         input="frameworks for cnn\nbad ( question\nquit\n",
         capture_output=True,
         text=True,

@@ -435,7 +435,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     try:
         store, info = pipeline.ensure(
-            [Path(p) for p in args.kb], engine=os.environ.get("KBQ_ENGINE", "reasonable"), progress=log.info, verify=True
+            [Path(p) for p in args.kb], engine=os.environ.get("KBQ_ENGINE", "sparql"), progress=log.info, verify=True
         )
     except KbqError as exc:
         log.error("kbq serve: %s", exc)

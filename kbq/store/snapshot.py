@@ -48,7 +48,7 @@ MANIFEST_DATA = "kbq-manifest.marshal"
 LOCK = "kbq.lock"
 DAMAGED = "kbq-damaged"  # written when the engine reports a corruption in this folder
 STAMPS = "kbq-stamps.marshal"
-DEFAULT_ENGINE = "reasonable"
+DEFAULT_ENGINE = "sparql"
 _MAGIC = b"KBQ-MANIFEST-2\n"
 _STAMPS_MAGIC = b"KBQ-STAMPS-1\n"
 _UNCHECKED = ("LOG", "LOCK", "kbq-", "kbq.")  # not in the checksums: RocksDB's logs and lock, kbq's own files
@@ -101,7 +101,7 @@ def cache_root() -> str:
 def _library_versions(engine: str) -> str:
     # importlib.metadata is slow to import; read the dist-info folder names instead.
     found = {"pyoxigraph": ox.__version__}
-    wanted = ("reasonable", "owlrl", "rdflib")
+    wanted = ("reasonable", "owlrl", "rdflib", "pyrudof")
     for entry in sys.path:
         try:
             names = os.listdir(entry or ".")
@@ -147,6 +147,7 @@ def input_files(overlays: Sequence[str | os.PathLike[str]] = ()) -> list[str]:
         resources.knowledge_paths()
         + resources.rule_paths()
         + resources.check_paths()
+        + resources.engine_paths()
         + [resources.shapes_path()]
         + [os.fspath(p) for p in overlays]
     )

@@ -50,8 +50,12 @@ def date_bounds(ctx: Context, text: str, column: int) -> tuple[str, str]:
 def as_of(ctx: Context, text: str, column: int) -> tuple[Constraint, str]:
     _first, after = date_bounds(ctx, text, column)
     return (
+        # Written as 'no release date on or after', which equals 'released before' since a GPU has exactly one
+        # release date (shapes.ttl): Virtuoso 7.2 drops an EXISTS whose inner FILTER compares dates when the
+        # candidates' pattern is repeated in the ranking's aggregate subselect (seen on the 1,000-model KB).
         Constraint(
-            f"as of {text}: released before {after}", f"EXISTS {{ ?gpu kbq:releaseDate ?x FILTER(?x < {terms.date(after)}) }}"
+            f"as of {text}: released before {after}",
+            f"NOT EXISTS {{ ?gpu kbq:releaseDate ?x FILTER(?x >= {terms.date(after)}) }}",
         ),
         after,
     )
