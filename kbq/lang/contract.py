@@ -13,6 +13,8 @@ KB = "https://kbq.dev/kb/"
 # kbq: terms the code reads (SPARQL it writes, IRIs it compares)
 TERMS = frozenset(
     (
+        "huggingFaceId",  # the name index reads a model's Hub id
+        "gpuUsableMemory",  # the GPU-usable share of unified memory (Apple)
         "trustRank",  # a size alone: the best-sourced models first
         "headBits",
         "variableBits",

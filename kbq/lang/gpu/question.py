@@ -11,6 +11,7 @@ from kbq.lang.catalog import Key, Term, k
 from kbq.lang.context import Constraint, Context, Status
 from kbq.lang.contract import STRATEGIES
 from kbq.lang.evaluate.cost import PRICE_RULE, Tco
+from kbq.lang.evaluate.power import power_limit_note
 from kbq.lang.evaluate.split import cards_needed
 from kbq.lang.gpu import columns, constraints, explain, ordering
 from kbq.lang.gpu.constraints import double
@@ -147,26 +148,6 @@ def understand(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Ask:
     )  # fmt: skip
 
 
-def power_limit_note(ctx: Context, limit: float, gpu: str | None = None) -> str:
-    """What a power limit changes: each card's draw in the power-supply check, and speed only where
-    a sourced measurement covers the card at that limit (kbq:PowerLimitMeasurement); elsewhere kbq
-    says it does not estimate speed at that limit (no formula relates power to speed)."""
-    where = f"kbq:limitedGpu {terms.iri(gpu)} ;" if gpu else "kbq:limitedGpu ?g ;"
-    rows = ctx.rows(
-        f"""SELECT ?label ?at ?share ?tdp WHERE {{ ?m a kbq:PowerLimitMeasurement ; {where} kbq:powerLimit ?at ;
-  kbq:throughputShareAtLeast ?share ; rdfs:label ?label . ?m kbq:limitedGpu ?c . ?c kbq:tdp ?tdp .
-  FILTER({terms.double(limit)} >= ?at && {terms.double(limit)} <= ?tdp) }} ORDER BY DESC(?at) LIMIT 1"""
-    )
-    text = f"power limit: {limit:g} W per card lowers each card's draw in the power-supply check"
-    if rows:
-        label, at, share, tdp = rows[0]
-        return text + (
-            f"; speed: at least {float(share):.0%} of stock-power throughput between {float(at):g} W and {float(tdp):g} W,"  # type: ignore[arg-type]
-            f" measured for {label} (other cards: not estimated)"
-        )
-    return text + "; speed at that limit is not estimated (no measurement in the KB covers it)"
-
-
 def memory_fit(ctx: Context, ask: Ask, workload: Term | None, notes: list[str]) -> Estimate | None:
     """The workload's scenario and memory (see `memory for ...`), when it is a model: what the
     ranking's candidates are evaluated with (kbq.lang.evaluate), once each, at run time."""
@@ -204,10 +185,11 @@ def _cloud_plan(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> tuple
     """The cloud tier's plan: the `instances` form for the same workload (its settings and 'as of'
     date; where-conditions on GPUs do not carry over to instances), evaluated at run time by the
     same kbq.lang.gpu.evaluated.evaluate_instances that answers 'cheapest instance for ...'."""
-    from kbq.lang.instances import INSTANCE, compile_instances
+    from kbq.lang import forms  # through the registry: kbq.lang.instances imports this module
 
+    compile_instances = forms.compiler("instances")
     kept = tuple(c for c in q.clauses if isinstance(c, (ast.Loose, ast.AsOf)))
-    cls = Term(INSTANCE, "cloud instance", frozenset())
+    cls = Term(k("CloudInstance"), "cloud instance", frozenset())
     try:
         plan = compile_instances(ctx, q._replace(clauses=kept), Subject(cls))
     except QueryError:

@@ -386,7 +386,7 @@ def _how_many_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:
 def _power_limit(ctx: Context, gpu: facts.Gpu, cap: float, column: int | None) -> str:
     """A power limit on a named card: above its sourced board power is an error (no card can be
     set above it); the speeds shown are at stock power, with what the KB measured at that limit."""
-    from kbq.lang.gpu.question import power_limit_note
+    from kbq.lang.evaluate.power import power_limit_note
 
     rows = ctx.rows(f"SELECT ?w WHERE {{ <{gpu.iri}> kbq:tdp ?w }} LIMIT 1")
     if rows and cap > float(rows[0][0]):  # type: ignore[arg-type]
