@@ -76,6 +76,9 @@ def _print_answer(result, fmt: str, out: TextIO, *, explain: bool) -> None:
     if fmt == "csv":
         print(output.to_csv(result.columns, result.rows), file=out)
         return
+    read_as = getattr(result, "read_as", None)
+    if read_as:  # a sentence: first say which canonical question answers it
+        print(f"read as: {read_as}\n", file=out)
     chart = result.extra.get("chart") if fmt == "chart" else None
     if isinstance(chart, dict):
         from kbq import charts
@@ -88,7 +91,8 @@ def _print_answer(result, fmt: str, out: TextIO, *, explain: bool) -> None:
     if result.explanation:
         print(file=out)
         for line in result.explanation:
-            print(f"  {line}", file=out)
+            if not (read_as and line == f"read as: {read_as}"):
+                print(f"  {line}", file=out)
     if explain and result.removed:
         print("\nremoved:", file=out)
         print(output.table(["gpu", "name", "removed by"], result.removed), file=out)

@@ -54,6 +54,7 @@ class Answer(_Frozen):
     explanation: list[str] = Field(default_factory=list)
     removed: list[list[Value]] = Field(default_factory=list)
     extra: dict[str, object] = Field(default_factory=dict)
+    read_as: str | None = None  # the canonical question a sentence was read as; None when asked as written
 
 
 class EstimateLine(_Frozen):

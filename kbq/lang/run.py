@@ -20,7 +20,7 @@ class Result:
     The one answer type of every door: the CLI prints it, /ask and `--format json` serialise
     `to_dict()`, and the library's pydantic `Answer` validates from its attributes."""
 
-    FIELDS = ("question", "kind", "columns", "rows", "units", "sparql", "explanation", "removed", "extra")
+    FIELDS = ("question", "kind", "columns", "rows", "units", "sparql", "explanation", "removed", "extra", "read_as")
 
     def __init__(
         self,
@@ -34,8 +34,10 @@ class Result:
         removed: list[list[Value]] | None = None,
         units: dict[str, str] | None = None,
         extra: dict[str, object] | None = None,
+        read_as: str | None = None,
     ) -> None:
         self.question, self.kind, self.columns, self.rows, self.sparql = question, kind, columns, rows, sparql
+        self.read_as = read_as  # the canonical question a sentence was read as (None: asked as written)
         self.explanation = explanation or []
         self.removed = removed or []
         self.units = units or {}
@@ -286,6 +288,9 @@ def run_plan(text: str, plan: Plan, catalog: Catalog, run: Run, *, explain: bool
         rows, columns, explanation, extra = shape(plan, rows)
     else:
         rows = [list(r) for r in rows]
+    read_as = plan.extra.get("read_as")
+    if read_as:
+        explanation = [f"read as: {read_as}", *plan.extra.get("read_notes", []), *explanation]
     return Result(
         question=text,
         kind=plan.kind,
@@ -296,6 +301,7 @@ def run_plan(text: str, plan: Plan, catalog: Catalog, run: Run, *, explain: bool
         removed=removed,
         units=plan.units,
         extra=extra or {k: v for k, v in plan.extra.items() if k in ("breakdown", "chart")},
+        read_as=read_as,
     )
 
 

@@ -12,6 +12,7 @@ NAMING_PREDICATES = (
     "http://www.w3.org/2000/01/rdf-schema#label",
     "http://www.w3.org/2004/02/skos/core#altLabel",
     "https://kbq.dev/ontology#symbol",
+    "https://kbq.dev/ontology#huggingFaceId",  # 'meta-llama/Llama-3.1-8B' names its model
 )
 _STRIP = re.compile(r"[\s\-_™®()]+")
 
