@@ -282,7 +282,7 @@ def run_plan(text: str, plan: Plan, catalog: Catalog, run: Run, *, explain: bool
         rows = [list(r) for r in rows]
         if not rows:
             raise NoResultError(f"nothing found: {explanation[0]}")
-    elif plan.kind in ("memory", "speed", "time", "how_many"):
+    elif plan.kind in ("memory", "speed", "time", "how_many", "models", "versus"):
         from kbq.lang.workload.answer import shape
 
         rows, columns, explanation, extra = shape(plan, rows)

@@ -294,6 +294,8 @@ def split(est: Estimate, n: int, settings: dict[str, object]) -> tuple[list[Line
 
 
 def _hardware(ctx: Context, hardware: Hardware | None, required: str | None, notes: list[str]) -> tuple[facts.Gpu | None, int]:
+    if hardware is not None and hardware.memory is not None:
+        return budget_gpu(hardware.memory, notes), max(hardware.count, 1)
     if hardware is None or hardware.gpu is None:
         if required:
             raise ctx.error(required, None)
@@ -307,6 +309,17 @@ def _hardware(ctx: Context, hardware: Hardware | None, required: str | None, not
         notes.append(f"'{gpu.label}' read as {variant.label}, the family's default variant (name another to change it)")
         gpu = variant
     return facts.gpu(ctx, gpu), max(hardware.count, 1)
+
+
+def budget_gpu(memory: float, notes: list[str]) -> facts.Gpu:
+    """A memory budget ('on a 24gb gpu') as a card with that memory and no other figure: the memory
+    verdict holds; speed, compute and price need a named card (and the answer says so)."""
+    label = f"{memory:g} GB card"
+    notes.append(
+        f"'{memory:g} GB' is a memory budget, evaluated as a card with {memory:g} GB and no other figure "
+        "(bandwidth, compute, price unknown: name a card for speed or cost)"
+    )
+    return facts.Gpu("", label, memory, None, {}, None, None)
 
 
 def _rows(lines: list[Line], per_gpu: list[Line] | None) -> list[list[object]]:
