@@ -117,20 +117,28 @@ def compile_instances(ctx: Context, q: ast.SubjectQuestion, subject: Subject) ->
             body.append(_pattern(key))
     if as_of:
         found.append(Constraint(f"as of {as_of}: rates observed before it", "BOUND(?v_price)"))
+    evaluation = None
     if fit is not None:
+        # facts for the evaluation (kbq.lang.gpu.evaluated.evaluate_instances): the GPU's memory and bandwidth
         body.append("OPTIONAL { ?inst kbq:instanceGpu ?fg . ?fg kbq:memory ?fm . OPTIONAL { ?fg kbq:memoryBandwidth ?fbw } }")
-        usable = f"({double('?fm')} * {terms.double(fit.usable)} - {terms.double(fit.runtime)})"
-        # cast: Virtuoso 7 returns a projected true/false constant as the integer 1/0
-        fits = f"{double('?v_gpus')} * {usable} >= {terms.double(fit.model_gb)}"
-        body.append(f"BIND(xsd:boolean(IF({fits}, true, false)) AS ?fits)")
-        select += ["?fits"]
+        select += ["?fm", "?fbw"]
+        names += ["fit_gpu_memory", "fit_gpu_bandwidth"]
         names += ["fits"]
-        found.append(Constraint(f"{fit.label} fits the instance's GPUs", "(!BOUND(?fm) || ?fits)"))
-        speed = _decode_cost(ctx, fit, notes)
-        if speed is not None:
-            body += speed
-            select += ["?tokens_per_s", "?usd_per_mtok"]
+        evaluation = {
+            "footprint": fit.footprint.to_data(),
+            "usable_share": fit.scenario.usable_share,
+            "computed": ["fits"],
+            "hidden": ["fit_gpu_memory", "fit_gpu_bandwidth"],
+            "decode": None,
+            "by_cost": False,
+            "limit": limit,
+        }
+        found.append(Constraint(f"{fit.model.label} fits the instance's GPUs (the cards-needed rule's split at its GPU count)", "true"))
+        decode = _decode_spec(ctx, fit, notes)
+        if decode is not None:
             names += ["tokens_per_s", "usd_per_mtok"]
+            evaluation["computed"] += ["tokens_per_s", "usd_per_mtok"]  # type: ignore[operator]
+            evaluation["decode"] = decode
     if precision_path is not None:
         body.append(f"OPTIONAL {{ ?inst kbq:instanceGpu ?pg }} BIND({precision_path} AS ?path)")
         select.append("?path")
@@ -139,9 +147,11 @@ def compile_instances(ctx: Context, q: ast.SubjectQuestion, subject: Subject) ->
     if filters:
         body.append("FILTER (" + "\n     && ".join(filters) + ")")
     by_cost = "usd_per_mtok" in names and bool(subject.mode and subject.mode.strategy in ("value", "efficiency"))
-    order_by = _order(ctx, order, keys, by_cost)
+    if evaluation is not None:
+        evaluation["by_cost"] = by_cost
+    order_by = _order(ctx, order, keys, False)
     sparql = PREFIXES + "SELECT " + " ".join(select) + "\nWHERE {\n  " + "\n  ".join(body) + "\n}\nORDER BY " + " ".join(order_by)
-    if limit:
+    if limit and evaluation is None:
         sparql += f"\nLIMIT {int(limit)}"
     explanation.append(
         "cloud instances: rates are on-demand list rates per hour for the whole instance, dated; 'as of DATE' picks the rate "
@@ -167,6 +177,7 @@ def compile_instances(ctx: Context, q: ast.SubjectQuestion, subject: Subject) ->
         explanation=explanation,
         constraints=[[c.text, c.sparql] for c in found],
         limit=limit,
+        extra={"evaluation": evaluation} if evaluation is not None else None,
     )
 
 
@@ -200,27 +211,21 @@ def _dated_rate(key: Key, before: str) -> str:
     )
 
 
-def _decode_cost(ctx: Context, fit, notes: list[str]) -> list[str] | None:
-    """tokens/s = efficiency x bandwidth x GPUs / bytes read per step x batch; USD per million tokens."""
-    from kbq.lang.workload import facts
-
-    if fit.weight_bytes is None:
+def _decode_spec(ctx: Context, fit, notes: list[str]) -> list[float] | None:
+    """What the run-time decode estimate of each instance reads: the formula of 'speed of ...'
+    (kbq.lang.workload.formulas.decode_speed) on the instance's GPUs; USD per million tokens from its rate."""
+    if fit.process.training:
         return None
-    eff = facts.constants(ctx).get("bandwidth_efficiency")
+    eff = fit.scenario.constants.get("bandwidth_efficiency")
     efficiency = eff.value if eff else 1.0
-    step = fit.weight_bytes + fit.kv_bytes * fit.batch
+    batch = fit.scenario.batch
     notes.append(
-        f"estimate: tokens_per_s = {efficiency:g} x GPU bandwidth x GPUs / ({fit.weight_bytes / 1e9:.3g} GB weights + "
-        f"{fit.batch} x {fit.kv_bytes / 1e9:.3g} GB KV per step) x batch {fit.batch};"
+        f"estimate: tokens_per_s = {efficiency:g} x GPU bandwidth x GPUs / ({fit.weight_bytes_active / 1e9:.3g} GB weights + "
+        f"{batch} x {fit.kv_bytes_per_seq / 1e9:.3g} GB KV per step) x batch {batch};"
         " usd_per_mtok = rate / (tokens_per_s x 3600) x 10^6"
         + (f" (efficiency: {eff.source})" if eff else " (no sourced efficiency: roofline)")
     )
-    return [
-        f"BIND(IF(BOUND(?fbw), {terms.double(efficiency)} * {double('?fbw')} * 1e9 * {double('?v_gpus')} / "
-        f"{terms.double(step)} * {terms.double(fit.batch)}, ?none) AS ?tokens_per_s)",
-        "BIND(IF(BOUND(?tokens_per_s) && BOUND(?v_price) && ?tokens_per_s > 0, "
-        f"{double('?v_price')} / (?tokens_per_s * 3600.0) * 1000000.0, ?none) AS ?usd_per_mtok)",
-    ]
+    return [efficiency, fit.weight_bytes_active, fit.kv_bytes_per_seq, float(batch)]
 
 
 def _order(ctx: Context, order: ast.Order | None, keys: list[Key], by_cost: bool) -> list[str]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from kbq.errors import NoResultError
 from kbq.lang import chartspec, terms
 from kbq.lang.catalog import KBQ_NS, PREFIXES, Catalog, Key, Run
+from kbq.lang.gpu.evaluated import evaluate_instances, evaluate_rows
 from kbq.lang.plan import Plan
 from kbq.store.executor import Value
 
@@ -233,6 +234,11 @@ def run_plan(text: str, plan: Plan, catalog: Catalog, run: Run, *, explain: bool
     extra: dict[str, object] = {}
     if plan.kind in ("gpus", "why") and not rows:
         raise NoResultError(emptied_by(plan, run) if plan.constraints else "no GPU in the KB")
+    if plan.kind in ("gpus", "why"):
+        rows = evaluate_rows(plan, rows)
+        if not rows:
+            limit = (plan.extra.get("evaluation") or {}).get("cards_limit")
+            raise NoResultError(f"no GPU that meets the constraints holds the workload in {limit} card(s)")
     if plan.kind == "gpus":
         rows = candidates = _tidy(plan, rows)
         if explain and plan.constraints:
@@ -275,9 +281,9 @@ def run_plan(text: str, plan: Plan, catalog: Catalog, run: Run, *, explain: bool
         if chart is not None:
             extra["chart"] = chart
     elif plan.kind == "instances":
+        rows, columns = evaluate_instances(plan, rows)
         if not rows:
             raise NoResultError("no cloud instance matches: " + "; ".join(c[0] for c in plan.constraints))
-        rows = [list(r) for r in rows]
     elif plan.kind == "list":
         rows = [list(r) for r in rows]
         if not rows:

@@ -3,15 +3,20 @@ show, a score from the workload's profile, and the order the ranking mode asks f
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from kbq.errors import QueryError
 from kbq.lang import ast, terms
 from kbq.lang.catalog import Key, Term, k
 from kbq.lang.context import Constraint, Context, Status
+from kbq.lang.evaluate.cost import Tco
 from kbq.lang.gpu import columns, constraints, explain, ordering
 from kbq.lang.gpu.ordering import Metric, Profile
 from kbq.lang.plan import Plan
+from kbq.lang.scenario import default_process
+
+if TYPE_CHECKING:
+    from kbq.lang.workload.question import Estimate
 from kbq.lang.words import (
     Ceiling,
     Chassis,
@@ -43,26 +48,6 @@ class Ask(NamedTuple):
     limit: int | None
     authority: Term | None
     authority_column: int | None
-
-
-def default_process(ctx: Context, workload: Term | None) -> Term | None:
-    """The model's own (or its family model's) kbq:defaultProcess, else the nearest algorithm family's
-    (a generative model asked bare means running it)."""
-    if workload is None:
-        return None
-    rows = ctx.rows(
-        f"""SELECT ?p ?label (MAX(?own) AS ?mine) (COUNT(?mid) AS ?depth) WHERE {{
-  {{ {terms.iri(workload.iri)} a ?f BIND(0 AS ?own) }} UNION {{ {terms.iri(workload.iri)} rdfs:subClassOf ?f BIND(0 AS ?own) }}
-  UNION {{ BIND({terms.iri(workload.iri)} AS ?f) BIND(1 AS ?own) }}
-  UNION {{ {terms.iri(workload.iri)} kbq:variantOf ?f BIND(1 AS ?own) }}
-  UNION {{ {terms.iri(workload.iri)} kbq:primaryAlgorithm ?f BIND(0 AS ?own) }}
-  ?f kbq:defaultProcess ?p . ?p rdfs:label ?label .
-  OPTIONAL {{ ?f rdfs:subClassOf ?mid . ?mid rdfs:subClassOf kbq:Algorithm }}
-}} GROUP BY ?p ?label ORDER BY DESC(?mine) DESC(?depth) ?label LIMIT 1"""
-    )
-    if not rows:
-        return None
-    return Term(str(rows[0][0]), str(rows[0][1]), frozenset())
 
 
 def understand(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Ask:
@@ -145,49 +130,35 @@ def understand(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Ask:
     )  # fmt: skip
 
 
-class Fit(NamedTuple):
-    label: str
-    total: float  # whole need on one GPU, GB
-    model_gb: float  # what splits over GPUs (total minus the per-GPU runtime)
-    runtime: float  # per-GPU runtime reserve, GB
-    usable: float  # share of a GPU's memory to fill
-    weight_bytes: float | None = None  # weights read per decoded token (active parameters)
-    kv_bytes: float = 0.0  # KV cache of one sequence at the context
-    batch: int = 1
-
-
-def memory_fit(ctx: Context, ask: Ask, workload: Term | None, notes: list[str]) -> Fit | None:
-    """The workload's memory from its architecture (see `memory for ...`), when it is a model."""
+def memory_fit(ctx: Context, ask: Ask, workload: Term | None, notes: list[str]) -> Estimate | None:
+    """The workload's scenario and memory (see `memory for ...`), when it is a model: what the
+    ranking's candidates are evaluated with (kbq.lang.evaluate), once each, at run time."""
     from kbq.lang.words import MODEL
-    from kbq.lang.workload import facts
     from kbq.lang.workload.question import estimate
 
     if workload is None or not workload.is_a(MODEL) or ask.process is None:
         if ask.settings and workload is not None:
-            notes.append(f"settings {', '.join(ask.settings)} apply to models; {workload.label} is not one")
+            notes.append(f"settings {', '.join(k for k in ask.settings if not k.startswith('_'))} apply to models;"
+                         f" {workload.label} is not one")  # fmt: skip
         return None
     try:
-        est = estimate(ctx, workload, ask.process, ask.precision, ask.settings)
+        est = estimate(ctx, workload, ask.process, ask.precision, ask.settings, ask.cards)
     except QueryError as exc:
         if exc.column is not None:  # the question's own setting is wrong (e.g. a context beyond the model's)
             raise
         notes.append(f"memory fit not computed: {exc.message}")
         return None
-    runtime = sum(line.gb for line in est.lines if line.part.startswith("runtime"))
-    usable = facts.constants(ctx).get("usable_share")
-    share = usable.value if usable else 1.0
+    share = est.scenario.usable_share
     parts = ", ".join(f"{line.part} {line.gb:.2f}" for line in est.lines)
     notes.append(
         f"memory: {est.process.label} of {est.model.label} at {est.format.label} needs {est.total:.1f} GB ({parts} GB); "
-        f"cards_needed = ceil((need - runtime) / (memory x {share:g} - runtime)); 'memory for ...' shows every formula"
+        f"cards_needed = the smallest count whose per-GPU share fits memory x {share:g} with a valid split"
+        " (tensor parallel when it divides the heads, else a layer split; sharded data parallel for training),"
+        " as 'how many ...' says; 'memory for ...' shows every formula"
     )
-    notes += [f"assumed: {a}" for a in est.assumed]
+    notes += [f"assumed: {a}" for a in est.scenario.assumed(ask.cards or 2)]
     notes += est.notes
-    training = est.process.training
-    return Fit(
-        est.model.label, est.total, est.total - runtime, runtime, share,
-        None if training else est.weight_bytes_active, est.kv_bytes_per_seq, int(est.settings.get("batch", 1) or 1),  # type: ignore[call-overload]
-    )  # fmt: skip
+    return est
 
 
 TRAINING_MEASURE = "accelerator-minutes"
@@ -233,33 +204,25 @@ def measured_evidence(ctx: Context, ask: Ask, workload: Term | None, strategy: s
     )
 
 
-HOURS_PER_YEAR = 24 * 365
-
-
-def total_cost(ctx: Context, ask: Ask, fitted: bool, notes: list[str]) -> str | None:
-    """Total cost of ownership when the question gives an electricity price ('at $0.15/kwh'):
-    cards x (price + board power x hours x years x utilisation x PUE x $/kWh)."""
+def total_cost(ask: Ask, notes: list[str]) -> Tco | None:
+    """Total cost of ownership when the question gives an electricity price ('at $0.15/kwh'),
+    computed per candidate by kbq.lang.evaluate.cost.tco (cards from the evaluation)."""
     rate = ask.settings.get("electricity")
     if rate is None:
         return None
-    years = float(ask.settings.get("years") or 3)  # type: ignore[arg-type]
-    duty = float(ask.settings.get("duty") or 1.0)  # type: ignore[arg-type]
-    pue = float(ask.settings.get("pue") or 1.0)  # type: ignore[arg-type]
+    t = Tco(
+        float(rate),  # type: ignore[arg-type]
+        float(ask.settings.get("years") or 3),  # type: ignore[arg-type]
+        float(ask.settings.get("duty") or 1.0),  # type: ignore[arg-type]
+        float(ask.settings.get("pue") or 1.0),  # type: ignore[arg-type]
+    )
     assumed = [
         w for w, key in (("3 years", "years"), ("utilisation 100%", "duty"), ("PUE 1.0", "pue")) if key not in ask.settings
     ]
-    price, tdp = ctx.cat.keys["price"], ctx.cat.keys["tdp"]
-    cards = "?cards_needed" if fitted else "1"
-    hours = HOURS_PER_YEAR * years * duty
     notes.append(
-        f"total cost of ownership: tco_usd = cards x (price + TDP/1000 kW x {hours:,.0f} h "
-        f"({years:g} years x {HOURS_PER_YEAR} h x "
-        f"{duty:.0%}) x PUE {pue:g} x ${float(str(rate)):g}/kWh)"
-        + (f"; assumed: {', '.join(assumed)} (set 'with 5 years', 'with pue 1.3')" if assumed else "")
+        "total cost of ownership: " + t.formula() + (f"; assumed: {', '.join(assumed)} (set 'with 5 years', 'with pue 1.3')" if assumed else "")
     )
-    energy = f"{constraints.double('?' + tdp.var)} / 1000.0 * {terms.double(hours * pue * float(rate))}"  # type: ignore[arg-type]
-    cost = f"({constraints.double('?' + price.var)} + {energy}) * {cards}"
-    return f"BIND(IF(BOUND(?{price.var}) && BOUND(?{tdp.var}), {cost}, ?none) AS ?tco_usd)"
+    return t
 
 
 def rate_key(ctx: Context, precision: Term | None) -> Key | None:
@@ -298,15 +261,7 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
         notes += precision_notes
     fit = memory_fit(ctx, ask, workload_term, notes)
     if fit is not None and ask.cards:
-        found.append(
-            Constraint(
-                f"{fit.label} fits in {ask.cards} card(s)",
-                f"EXISTS {{ ?gpu kbq:memory ?m FILTER({constraints.double('?m')} * {terms.double(fit.usable)}"
-                f" > {terms.double(fit.runtime)} && CEIL({terms.double(fit.model_gb)} / ({constraints.double('?m')}"
-                f" * {terms.double(fit.usable)} - {terms.double(fit.runtime)}))"
-                f" <= {terms.integer(ask.cards)}) }}",
-            )
-        )
+        notes.append(f"kept: GPUs on which {fit.model.label} fits in {ask.cards} card(s) (the cards-needed rule)")
     # --- columns ---------------------------------------------------------------------------
     shown: list[Key] = []
     metrics: list[list[Metric]] = []
@@ -380,18 +335,14 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
         ranking += score.binds
         select.append("?score")
         names.append("score")
+    computed: list[str] = []  # columns the evaluation fills at run time (kbq.lang.gpu.evaluated)
     if fit is not None:
-        memory = ctx.cat.keys["memory"]
-        usable_gb = f"({constraints.double('?' + memory.var)} * {terms.double(fit.usable)} - {terms.double(fit.runtime)})"
-        body.append(f"BIND({terms.double(round(fit.total, 3))} AS ?needed_gb)")
-        body.append(f"BIND(IF({usable_gb} > 0, CEIL({terms.double(fit.model_gb)} / {usable_gb}), ?none) AS ?cards_needed)")
-        select += ["?needed_gb", "?cards_needed"]
         names += ["needed_gb", "cards_needed"]
-    tco = total_cost(ctx, ask, fit is not None, notes)
+        computed += ["needed_gb", "cards_needed"]
+    tco = total_cost(ask, notes)
     if tco is not None:
-        body.append(tco)
-        select.append("?tco_usd")
         names.append("tco_usd")
+        computed.append("tco_usd")
     evidence = measured_evidence(ctx, ask, workload_term, strategy, notes) if strategy == "evidence" else None
     if evidence is not None:
         body.append(evidence)
@@ -429,7 +380,7 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
     limit = ask.limit or (subject.count if subject.count else None) or (mode.limit if mode else None)
     runners_up = bool(mode and mode.runners_up and not any(k is segment for k, _t, _p in subject.qualifiers))
     # a mode's own limit ('cheapest': 1) is applied to the rows, so the chart can show the nearest candidates
-    sparql_limit = None if runners_up or not (ask.limit or subject.count) else limit
+    sparql_limit = None if runners_up or not (ask.limit or subject.count) or computed else limit
     sparql = (
         "SELECT "
         + " ".join(select)
@@ -478,6 +429,7 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
             "workload": workload_term.iri if workload_term else None,
             "best": bool(mode and mode.limit == 1 and profile is not None),
             "picture": _picture(ctx, ask, strategy, order_keys, method, profile_line),
+            "evaluation": _evaluation_spec(ctx, ask, strategy, fit, tco, computed, profile, substitute, rate, bool(statuses)),
         },
     )
 
@@ -501,6 +453,44 @@ def _picture(
         "method": method,
         "profile": profile_line,
         "lower_is_better_measures": [TRAINING_MEASURE],
+    }
+
+
+def _evaluation_spec(
+    ctx: Context,
+    ask: Ask,
+    strategy: str,
+    fit: Estimate | None,
+    tco: Tco | None,
+    computed: list[str],
+    profile: Profile | None,
+    substitute: dict[str, Key],
+    rate: Key | None,
+    statused: bool,
+) -> dict[str, object] | None:
+    """What kbq.lang.gpu.evaluated needs at run time to evaluate each candidate (plain data)."""
+    if not computed:
+        return None
+    tensor = ctx.cat.keys.get("tensor")
+    first: list[list[str]] = []
+    if profile is not None and profile.groups:
+        for iri in profile.groups[0]:
+            key = substitute.get(iri) or ctx.cat.keys_by_iri[iri]
+            first.append([key.key] + ([tensor.key] if key is rate and tensor is not None else []))
+    cost_key = None
+    if ask.order is None and strategy in ("price", "value", "efficiency"):
+        cost_key = ctx.cat.keys["tdp" if strategy == "efficiency" else "price"].key
+    return {
+        "computed": computed,
+        "footprint": fit.footprint.to_data() if fit is not None else None,
+        "usable_share": fit.scenario.usable_share if fit is not None else 1.0,
+        "cards_limit": ask.cards if fit is not None else None,
+        "cards_first": _cards_first(ask, strategy, fit is not None),
+        "strategy": strategy,
+        "cost_key": cost_key,
+        "tco": list(tco) if tco is not None else None,
+        "first_rank": first,
+        "statused": statused,
     }
 
 
@@ -565,13 +555,12 @@ def _order_clause(
     tco: bool = False,
     first_rank: list[Metric] | None = None,
 ) -> list[str]:
+    # What depends on the evaluation (cards needed first; cards x price, TCO) is ordered at run time
+    # by kbq.lang.gpu.evaluated, over this order: SPARQL orders by the facts alone.
     order: list[str] = []
-    if _cards_first(ask, strategy, fitted):
-        # fewest cards first, before verified placement: three 8 GB cards are no answer for a model one 24 GB card holds
-        order.append("ASC(COALESCE(?cards_needed, 1000000))")
     if statused:
-        order.append("ASC(?unverified)")  # then verified rows first
-    cards = "?cards_needed" if fitted else "1"
+        order.append("ASC(?unverified)")  # verified rows first
+    cards = "1"
     if ask.order is not None:
         key = order_keys[0]
         expr, unknown = f"?{key.var}", _unknown(f"?{key.var}")
@@ -590,8 +579,6 @@ def _order_clause(
         if price_or_power is not None:
             var = f"?{price_or_power.var}"
             cost = f"({constraints.double(var)} * {cards})"
-            if tco and strategy != "efficiency":
-                var, cost = "?tco_usd", "?tco_usd"
             order.append(f"ASC({_unknown(var)})")
             if strategy != "price" and first_rank:
                 # score per dollar magnifies an imputed figure on a cheap card: known first-rank figures first

@@ -25,7 +25,6 @@ tokens/s = MFU x dense FLOPS x GPUs / (2 x active parameters); training time = 6
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 GB = 1e9
@@ -241,24 +240,6 @@ def tensor_parallel_kv(f: Facts, line: Line, tp: int) -> Line:
         else f"1 of {kv_heads} KV heads replicated per GPU (TP {tp} > KV heads)"
     )
     return line._replace(gb=line.gb * share, formula=f"({line.formula}) x {share:.4g} ({note})")
-
-
-def verdict(total_gb: float, capacity_gb: float, usable_share: float) -> str:
-    if total_gb <= capacity_gb * usable_share:
-        return "fits"
-    if total_gb <= capacity_gb:
-        return "tight"
-    return "does not fit"
-
-
-def cards_for(total_gb: float, capacity_gb: float, usable_share: float, heads: int | None) -> int:
-    """GPUs to hold `total_gb` with the usable share free; with tensor parallelism the count
-    must divide the attention heads, so it is rounded up to the next divisor."""
-    need = max(1, math.ceil(total_gb / (capacity_gb * usable_share)))
-    if heads:
-        while heads % need and need < heads:
-            need += 1
-    return need
 
 
 def decode_speed(

@@ -41,7 +41,7 @@ def workload_plan(
     model_term = name(model, (MODEL,), "model")
     process_term = name(process, (PROCESS,), "process") if process else None
     if process_term is None:
-        from kbq.lang.gpu.question import default_process
+        from kbq.lang.scenario import default_process
 
         process_term = (
             default_process(ctx, model_term) if form != "time" else Term(TRAINING, catalog.label(TRAINING), frozenset())

@@ -11,12 +11,16 @@ from kbq.errors import QueryError
 from kbq.lang import ast, terms
 from kbq.lang.catalog import Term
 from kbq.lang.context import Context
+from kbq.lang.evaluate import Accelerator, evaluate, verdict
+from kbq.lang.evaluate.memory import LinesError, Memory, memory
+from kbq.lang.evaluate.split import Footprint, floor_gb, per_gpu_gb, per_gpu_lines
+from kbq.lang.evaluate.support import support
 from kbq.lang.plan import Plan
+from kbq.lang.scenario import Scenario, check_count, default_process, resolve
 from kbq.lang.words import (
     GPU,
     GPU_FAMILY,
     MODEL,
-    PRECISION,
     Ceiling,
     Chassis,
     Condition,
@@ -31,26 +35,61 @@ from kbq.lang.workload.formulas import GB, Line
 FP16 = "https://kbq.dev/kb/FP16"
 TRAINING = "https://kbq.dev/kb/Training"  # what 'time to train' means when no training process is named
 DECODE, PREFILL, SERVING = (f"https://kbq.dev/kb/{p}Phase" for p in ("Decode", "Prefill", "Serving"))
-RECOMPUTE_SETTINGS = ("recompute_full", "recompute_selective", "recompute_none")  # kb/language.ttl settingName values
-DEFAULT_CONTEXT = 4096  # tokens, when a question names none: shown in every answer (see `assumed`)
 
 
 class Estimate(NamedTuple):
-    model: formulas.Facts
-    process: facts.Process
-    format: formulas.Format
-    lines: list[Line]  # whole model (one GPU's view before splitting)
-    settings: dict[str, object]
-    notes: list[str]
-    assumed: list[str]
-    kv_line: Line | None
-    weight_bytes_active: float  # bytes of weights read per decoded token
-    kv_bytes_per_seq: float
-    compute: Term  # the format the matrix multiplications run in
+    """A scenario and its memory, as the memory / speed / time forms read them."""
+
+    scenario: Scenario
+    memory: Memory
+
+    @property
+    def model(self) -> formulas.Facts:
+        return self.scenario.model
+
+    @property
+    def process(self) -> facts.Process:
+        return self.scenario.process
+
+    @property
+    def format(self) -> formulas.Format:
+        return self.scenario.weights
+
+    @property
+    def compute(self) -> Term:
+        return self.scenario.compute
+
+    @property
+    def settings(self) -> dict[str, object]:
+        return self.scenario.settings
+
+    @property
+    def footprint(self) -> Footprint:
+        return self.memory.footprint
+
+    @property
+    def lines(self) -> list[Line]:
+        return self.memory.lines
+
+    @property
+    def notes(self) -> list[str]:
+        return [*self.scenario.notes, *self.memory.notes]
+
+    @property
+    def kv_line(self) -> Line | None:
+        return self.memory.kv_line
+
+    @property
+    def weight_bytes_active(self) -> float:
+        return self.memory.weight_bytes_active
+
+    @property
+    def kv_bytes_per_seq(self) -> float:
+        return self.memory.kv_bytes_per_seq
 
     @property
     def total(self) -> float:
-        return sum(line.gb for line in self.lines)
+        return self.memory.total
 
 
 class Asked(NamedTuple):
@@ -63,8 +102,6 @@ class Asked(NamedTuple):
 
 
 def understand(ctx: Context, q: ast.WorkloadQuestion) -> Asked:
-    from kbq.lang.gpu.question import default_process
-
     workload = ctx.words.workload(q.target)
     if workload.term is None or not workload.term.is_a(MODEL):
         what = workload.term.label if workload.term else workload.phrase.text
@@ -89,7 +126,7 @@ def understand(ctx: Context, q: ast.WorkloadQuestion) -> Asked:
                 raise ctx.error(f"'{clause.keyword} {clause.words.text}' does not apply to a {q.form} question", clause.column)
     if q.hardware is not None:
         gpu = ctx.words.name(q.hardware, (GPU, GPU_FAMILY), "GPU")
-        hardware = Hardware(0, gpu, q.hardware.column)
+        hardware = Hardware(1, gpu, q.hardware.column)
     process = workload.process or (
         Term(TRAINING, "training", frozenset()) if q.form == "time" else default_process(ctx, workload.term)
     )
@@ -100,206 +137,48 @@ def understand(ctx: Context, q: ast.WorkloadQuestion) -> Asked:
     return Asked(workload.term, process, precision, settings, hardware, q.target.phrase.column)
 
 
+def estimate(
+    ctx: Context,
+    model_term: Term,
+    process_term: Term,
+    precision: Term | None,
+    settings: dict[str, object],
+    count: int | None = None,
+) -> Estimate:
+    """The scenario (resolved once, kbq.lang.scenario) and its memory lines (kbq.lang.evaluate.memory)."""
+    s = resolve(ctx, model_term, process_term, precision, settings, count=count, count_column=_column(settings, "_count"))
+    try:
+        return Estimate(s, memory(s))
+    except LinesError as exc:
+        raise ctx.error(str(exc), None) from None
+
+
 def _column(settings: dict[str, object], name: str) -> int | None:
     column = settings.get("_column_" + name)
     return column if isinstance(column, int) else None
 
 
-def _int_setting(ctx: Context, settings: dict[str, object], name: str, default: int | None) -> int | None:
-    value = settings.get(name, default)
-    if value is None:
-        return None
-    number = float(value)  # type: ignore[arg-type]
-    if number < 1 or number != int(number) or number > 1e9:
-        raise ctx.error(
-            f"{name.replace('_', ' ')} must be a whole number from 1 to 10^9 (got {number:g})", _column(settings, name)
+def split(est: Estimate, n: int, _settings: dict[str, object] | None = None) -> tuple[list[Line], list[str]]:
+    """Per-GPU lines over n GPUs, by the one split rule (kbq.lang.evaluate.split)."""
+    found = per_gpu_lines(est.footprint, n)
+    if found is None:
+        raise QueryError(
+            f"{est.model.label} cannot be split over {n} GPUs: {n} does not divide its {est.model.heads} attention heads"
+            f" (tensor parallel) and exceeds its {est.model.layers} layers (layer split)"
         )
-    return int(number)
-
-
-def estimate(ctx: Context, model_term: Term, process_term: Term, precision: Term | None, settings: dict[str, object]) -> Estimate:
-    """The memory lines for a model and process at a precision with the question's settings."""
-    model = facts.model(ctx, model_term)
-    if model.params is None:
-        sizes = ctx.rows(
-            f"SELECT ?l WHERE {{ ?v kbq:variantOf {terms.iri(model_term.iri)} ; rdfs:label ?l ; kbq:parameterCount ?p }}"
-            " ORDER BY ?p"
-        )
-        if sizes:
-            raise ctx.error(f"{model.label} is a family: name a size ({', '.join(str(r[0]) for r in sizes)})", None)
-        raise ctx.error(f"no parameter count is sourced for {model.label}: kbq cannot size it", None)
-    process = facts.process(ctx, process_term)
-    consts = facts.constants(ctx)
-    notes: list[str] = []
-    assumed: list[str] = []
-    fmt_term = precision
-    if process.base is not None:
-        if precision is not None and precision.iri != process.base.iri:
-            notes.append(f"{process.label} keeps the base in {process.base.label}; '{precision.label}' applies to compute")
-        fmt_term = process.base
-    if fmt_term is None:
-        fmt_term = Term(FP16, ctx.cat.label(FP16), frozenset({PRECISION}))
-        assumed.append("weights in FP16/BF16 (16-bit): no precision named")
-    fmt = facts.number_format(ctx, fmt_term)
-    compute = facts.compute_precision(ctx, fmt_term)
-    if process.training and process.all_weights and compute.iri != fmt_term.iri:
-        raise ctx.error(
-            f"{fmt_term.label} is an inference format (weights are dequantised): {process.label} needs FP16, BF16, FP32 or FP8",
-            None,
-        )
-    context = _int_setting(ctx, settings, "context", None)
-    if context is None:
-        context = min(DEFAULT_CONTEXT, model.max_context or DEFAULT_CONTEXT)
-        assumed.append(f"context {context:,} tokens (kbq's default; set 'with 32k context')")
-    if model.max_context and context > model.max_context:
-        raise ctx.error(
-            f"context {context:,} is beyond {model.label}'s maximum of {model.max_context:,} tokens", _column(settings, "context")
-        )
-    batch = _int_setting(ctx, settings, "batch", 1) or 1
-    if "batch" not in settings:
-        assumed.append("batch 1")
-    lines: list[Line] = []
-    kv_line = None
-    kv_bytes_per_seq = 0.0
-    if process.training:
-        lora = None
-        if not process.all_weights:
-            rank = _int_setting(ctx, settings, "lora_rank", process.rank or 8) or 8
-            lora = formulas.lora_parameters(model, targets=process.targets or "q,v", rank=rank)
-            if lora is None:
-                raise ctx.error(f"{model.label}'s layer sizes are not in the KB: kbq cannot count its LoRA parameters", None)
-        full_precision = fmt.bits_per_weight >= 32 and not process.base
-        optimizer_bytes = process.optimizer_bytes - 4 if full_precision else process.optimizer_bytes
-        gradient_bytes = 4.0 if full_precision else process.gradient_bytes
-        if full_precision:
-            notes.append("FP32 training: no FP32 master copy (the weights are FP32), 4-byte gradients, 32-bit activations (x2)")
-        opt = formulas.training(
-            model,
-            base=fmt,
-            optimizer_bytes=optimizer_bytes,
-            gradient_bytes=gradient_bytes,
-            optimizer_label=process.optimizer or "optimizer",
-            optimizer_source=process.optimizer_source,
-            lora=lora,
-        )
-        lines.append(opt.weight_line)
-        if opt.trainable_line:
-            lines.append(opt.trainable_line)
-        lines += [opt.gradient_line, opt.optimizer_line]
-        recompute = next((r for r in RECOMPUTE_SETTINGS if settings.get(r)), None)
-        act_model = facts.activation_model(ctx, recompute, process.iri)
-        act = None
-        if act_model is not None:
-            scale = 2.0 if full_precision else 1.0  # the coefficients count 16-bit activations
-            act = formulas.activations(
-                model, context=context, batch=batch, linear=act_model.linear * scale, quadratic=act_model.quadratic * scale,
-                model=act_model.label + (" at 32 bits" if full_precision else ""), source=act_model.source,
-            )  # fmt: skip
-        if act is not None:
-            lines.append(act)
-        else:
-            notes.append(f"activations not counted: {model.label}'s layers, hidden size and heads are not all in the KB")
-        logit = consts.get("logit_bytes")
-        if logit is not None and not settings.get("chunked_loss"):
-            line = formulas.logits(model, context=context, batch=batch, bytes_per_logit=logit.value, source=logit.source)
-            if line is not None:
-                lines.append(line)
-                notes.append(
-                    "logits: the loss keeps every token's logits in FP32; a fused or chunked loss avoids it ('with chunked loss')"
-                )
-    else:
-        lines.append(formulas.weights(model, fmt))
-        kv_term = settings.get("kv_precision")
-        kv_fmt = (
-            facts.number_format(ctx, kv_term)
-            if isinstance(kv_term, Term)
-            else (fmt if compute.iri == fmt_term.iri else facts.number_format(ctx, compute))
-        )
-        kv_bytes = kv_fmt.bits_per_weight / 8
-        kv_line = formulas.kv_cache(
-            model,
-            context=context,
-            batch=batch,
-            kv_bytes=kv_bytes,
-            source="PagedAttention (Kwon et al. 2023); " + "; ".join(model.sources),
-        )
-        if kv_line is not None:
-            lines.append(kv_line)
-            kv_bytes_per_seq = kv_line.gb * GB / batch
-        else:
-            notes.append(f"KV cache not counted: {model.label}'s layers, KV heads and head size are not in the KB")
-        notes.append("activations: transient at inference (one layer at a time), covered by the runtime reserve, not counted")
-    context_gb = consts.get("cuda_context_gb")
-    if context_gb is not None:
-        lines.append(
-            Line(
-                "runtime (CUDA context)",
-                context_gb.value,
-                f"{context_gb.value:g} GB per GPU ({context_gb.label})",
-                context_gb.source,
-            )
-        )
-    settings = {k: v for k, v in settings.items() if not k.startswith("_column_")} | {"context": context, "batch": batch}
-    active = model.active or model.params
-    return Estimate(
-        model, process, fmt, lines, settings, notes, assumed, kv_line, active * fmt.bits_per_weight / 8, kv_bytes_per_seq, compute
-    )
-
-
-def split(est: Estimate, n: int, settings: dict[str, object]) -> tuple[list[Line], list[str]]:
-    """Per-GPU lines over n GPUs: tensor parallel for inference; ZeRO / FSDP sharding for training."""
-    notes: list[str] = []
-    out: list[Line] = []
-    zero = int(settings.get("zero_stage", 0) or 0)  # type: ignore[call-overload]
-    if settings.get("fsdp"):
-        zero = 3
-    offload = bool(settings.get("offload"))
-    if zero not in (0, 1, 2, 3):
-        raise QueryError(f"ZeRO stage must be 0, 1, 2 or 3 (got {zero})")
-    if not est.process.training:
-        heads = est.model.heads
-        if heads and n > 1 and heads % n:
-            notes.append(f"tensor parallelism needs the GPU count to divide the {heads} attention heads: {n} does not")
-        for line in est.lines:
-            if line.part == "KV cache":
-                out.append(formulas.tensor_parallel_kv(est.model, line, n))
-            elif line.part.startswith("runtime"):
-                out.append(line)
-            else:
-                out.append(formulas.shard(line, n, "tensor parallel"))
-        return out, notes
-    for line in est.lines:
-        if line.part.startswith("runtime"):
-            out.append(line)
-        elif line.part == "optimizer states":
-            if offload:
-                out.append(line._replace(gb=0.0, formula=f"({line.formula}) offloaded to CPU memory"))
-            elif zero >= 1 and n > 1:
-                out.append(formulas.shard(line, n, f"ZeRO stage {zero}"))
-            else:
-                out.append(line)
-        elif line.part == "gradients" and zero >= 2 and n > 1:
-            out.append(formulas.shard(line, n, f"ZeRO stage {zero}"))
-        elif line.part in ("weights", "frozen base weights", "adapter weights") and zero >= 3 and n > 1:
-            out.append(formulas.shard(line, n, "ZeRO stage 3"))
-        elif line.part == "activations" and n > 1:
-            out.append(line._replace(formula=f"({line.formula}) per GPU (data parallel: each GPU runs its own batch)"))
-        else:
-            out.append(line)
-    if n > 1 and zero == 0 and not offload:
-        notes.append(
-            "data parallel without ZeRO: every GPU holds the whole model, gradients and optimizer ('with zero 3' shards them)"
-        )
-    return out, notes
+    lines, how = found
+    return lines, [how.note] if how.note else []
 
 
 def _hardware(ctx: Context, hardware: Hardware | None, required: str | None, notes: list[str]) -> tuple[facts.Gpu | None, int]:
+    if hardware is not None:
+        check_count(ctx, hardware.count, hardware.column)
     if hardware is not None and hardware.memory is not None:
         return budget_gpu(hardware.memory, notes), max(hardware.count, 1)
     if hardware is None or hardware.gpu is None:
         if required:
             raise ctx.error(required, None)
-        return None, max(hardware.count, 1) if hardware else 1
+        return None, hardware.count if hardware else 1
     gpu = hardware.gpu
     if gpu.is_a(GPU_FAMILY):
         rows = ctx.rows(f"SELECT ?v ?l WHERE {{ <{gpu.iri}> kbq:defaultVariant ?v . ?v rdfs:label ?l }} LIMIT 1")
@@ -308,7 +187,7 @@ def _hardware(ctx: Context, hardware: Hardware | None, required: str | None, not
         variant = Term(str(rows[0][0]), str(rows[0][1]), frozenset({GPU}))
         notes.append(f"'{gpu.label}' read as {variant.label}, the family's default variant (name another to change it)")
         gpu = variant
-    return facts.gpu(ctx, gpu), max(hardware.count, 1)
+    return facts.gpu(ctx, gpu), hardware.count
 
 
 def budget_gpu(memory: float, notes: list[str]) -> facts.Gpu:
@@ -340,16 +219,20 @@ def compile_workload(ctx: Context, q: ast.WorkloadQuestion) -> Plan:
 def plan_for(ctx: Context, form: str, asked: Asked) -> Plan:
     """The plan of a memory / how_many / speed / time question already understood (the library
     builds `asked` from keyword arguments, the language from a question)."""
-    est = estimate(ctx, asked.model, asked.process, asked.precision, asked.settings)
-    consts = facts.constants(ctx)
+    count = asked.hardware.count if asked.hardware is not None and form != "how_many" else None
+    if asked.hardware is not None:
+        check_count(ctx, asked.hardware.count, asked.hardware.column)
+    est = estimate(ctx, asked.model, asked.process, asked.precision, asked.settings, count)
+    consts = est.scenario.constants
     usable = consts.get("usable_share")
     usable_share = usable.value if usable else 1.0
+    context = f", context {est.scenario.context:,}" if est.scenario.context is not None else ""
     explanation = [
-        f"workload: {est.process.label} of {est.model.label} ({est.format.label} weights,"
-        f" context {est.settings['context']:,}, batch {est.settings['batch']})",
+        f"workload: {est.process.label} of {est.model.label} ({est.format.label} weights{context}, batch {est.scenario.batch})",
         f"model facts from: {'; '.join(est.model.sources) or 'no source'}",
     ]
-    explanation += [f"assumed: {a}" for a in est.assumed]
+    if form != "how_many":  # how many lists them once it knows the count
+        explanation += [f"assumed: {a}" for a in est.scenario.assumed(count or 1)]
     if form == "memory":
         return _memory_plan(ctx, asked, est, usable_share, usable, explanation)
     if form == "how_many":
@@ -385,18 +268,29 @@ def _memory_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:
         "sources": [[line.part, line.source] for line in est.lines],
     }
     if gpu is not None and gpu.memory is not None:
-        need = per_total if per_total is not None else total
-        word = formulas.verdict(need, gpu.memory, usable_share)
-        headroom = gpu.memory - need
-        explanation.insert(
-            0,
-            f"verdict: {word} on {count} x {gpu.label} ({need:.1f} GB needed per GPU of {gpu.memory:g} GB; "
-            f"headroom {headroom:+.1f} GB; 'fits' keeps {1 - usable_share:.0%} free"
-            + (f", per {usable.label}: {usable.source}" if usable else "")
-            + ")",
-        )
+        ev = evaluate(est.footprint, _accelerator(gpu), count, usable_share=usable_share)
+        need = ev.per_gpu_gb if ev.per_gpu_gb is not None else total
+        word = ev.verdict
+        supported = support(ctx, gpu.iri, est.compute) if asked.precision is not None else None
+        if supported is not None and not supported.supported:
+            word = "cannot run"
+            explanation.insert(
+                0, f"verdict: cannot run on {gpu.label}: it {supported.path} ({est.format.label} computes in {est.compute.label})"
+            )
+        else:
+            explanation.insert(
+                0,
+                f"verdict: {word} on {count} x {gpu.label} ({need:.1f} GB needed per GPU of {gpu.memory:g} GB; "
+                f"headroom {gpu.memory - need:+.1f} GB; 'fits' keeps {1 - usable_share:.0%} free"
+                + (f", per {usable.label}: {usable.source}" if usable else "")
+                + ")",
+            )
+            if supported is not None:
+                notes.append(f"precision: {gpu.label} runs {est.format.label}: {supported.path}")
+            if ev.cards_needed is not None and ev.cards_needed != count:
+                notes.append(f"cards needed: {ev.cards_needed} x {gpu.label} (the smallest count that fits; 'how many ...')")
         chart.update(capacity=gpu.memory, verdict=word, gpu=gpu.label, usable_share=usable_share)
-        if word != "fits" and asked.precision is None and not est.process.training:
+        if word not in ("fits", "cannot run") and asked.precision is None and not est.process.training:
             explanation.insert(1, _smaller_format(ctx, asked, est, gpu, count, usable_share))
     else:
         explanation.insert(
@@ -418,9 +312,8 @@ def _smaller_format(ctx: Context, asked: Asked, est: Estimate, gpu: facts.Gpu, c
     smallest = ""
     for iri, label, _bits in rows:
         other = estimate(ctx, asked.model, asked.process, Term(str(iri), str(label), frozenset()), asked.settings)
-        lines = split(other, count, asked.settings)[0] if count > 1 else other.lines
-        need = sum(line.gb for line in lines)
-        if formulas.verdict(need, gpu.memory or 0.0, usable_share) == "fits":
+        need = per_gpu_gb(other.footprint, count)
+        if need is not None and verdict(need, gpu.memory, usable_share) == "fits":
             return (
                 f"fits with weight-only quantisation: {label} needs {need:.1f} GB per GPU (the largest format in the KB"
                 f" that fits; ask 'at {str(label).lower()}' for its breakdown)"
@@ -435,49 +328,40 @@ def _how_many_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:
     )
     if gpu is None or gpu.memory is None:
         raise ctx.error("that GPU has no sourced memory size", None)
-    settings = asked.settings
-    heads = est.model.heads if not est.process.training else None  # tensor parallel divides heads; ZeRO does not
-    if est.process.training and not any(settings.get(k) for k in ("zero_stage", "fsdp", "offload")):
-        settings = {**settings, "zero_stage": 3}
-        explanation.append(
-            "assumed: ZeRO stage 3 / FSDP full sharding (weights, gradients and optimizer states split over the GPUs):"
-            " no sharding named; without it every GPU holds the whole model ('with zero 1' or 'with zero 2' for less)"
-        )
-    counted = _count(est, gpu.memory * usable_share, settings, heads)
-    if est.process.training and not any(settings.get(r) for r in RECOMPUTE_SETTINGS):
-        # Gradient checkpointing is what people do when activations crowd the GPUs: take it when it needs fewer.
-        full = {**settings, "recompute_full": True}
-        est_full = estimate(ctx, asked.model, asked.process, asked.precision, full)
-        with_full = _count(est_full, gpu.memory * usable_share, full, heads)
-        if with_full is not None and (counted is None or with_full[0] < counted[0]):
-            explanation.append(
-                "assumed: full activation recomputation (gradient checkpointing): it needs fewer GPUs than keeping the"
-                + (f" activations ({counted[0]} GPUs)" if counted else " activations (no count holds them: they are per GPU)")
-                + "; 'with selective recompute' to keep them"
-            )
-            est, settings, counted = est_full, full, with_full
-    if counted is None:
+    notes: list[str] = []
+    if est.scenario.weights_iri and gpu.iri:
+        supported = support(ctx, gpu.iri, est.compute) if asked.precision is not None else None
+        if supported is not None and not supported.supported:
+            raise ctx.error(f"{gpu.label} {supported.path}: it cannot run {est.format.label} ({supported.requirement})", None)
+        if supported is not None:
+            notes.append(f"precision: {gpu.label} runs {est.format.label}: {supported.path}")
+    ev = evaluate(est.footprint, _accelerator(gpu), usable_share=usable_share)
+    if ev.cards_needed is None:
         raise ctx.error(
-            f"no number of {gpu.label} holds it: {_per_gpu_floor(est, settings):.1f} GB per GPU is not divided by more GPUs"
-            " (activations, logits and the runtime under data parallelism); lower the batch or context",
+            f"no number of {gpu.label} holds it: {floor_gb(est.footprint):.1f} GB per GPU is not divided by more GPUs"
+            " (activations, logits and the runtime under data parallelism; one layer under a layer split);"
+            " lower the batch or context",
             None,
         )
-    n, need, split_notes = counted
-    word = formulas.verdict(need, gpu.memory, usable_share)
-    rule = f"smallest count whose per-GPU share fits {usable_share:.0%} of {gpu.memory:g} GB" + (
-        " and divides the attention heads (tensor parallel)" if heads else " (sharded data parallel)"
+    n, need = ev.cards_needed, ev.per_gpu_gb or 0.0
+    explanation += [f"assumed: {a}" for a in est.scenario.assumed(n)]
+    rule = (
+        f"smallest count whose per-GPU share fits {usable_share:.0%} of {gpu.memory:g} GB with a valid split"
+        " (tensor parallel when it divides the attention heads, else a layer split)"
+        if not est.process.training
+        else f"smallest count whose per-GPU share fits {usable_share:.0%} of {gpu.memory:g} GB ({ev.split})"
     )
     rows = [["GPUs needed", n, rule, usable.source if usable else ""],
             ["per-GPU need (GB)", round(need, 2), "sum of the per-GPU lines of 'memory for ...'", ""],
             ["whole model (GB)", round(est.total, 2), "weights + KV cache/activations + optimizer + runtime", ""]]  # fmt: skip
-    explanation.insert(0, f"{n} x {gpu.label}: {word} ({need:.1f} GB per GPU of {gpu.memory:g} GB)")
+    explanation.insert(0, f"{n} x {gpu.label}: {ev.verdict} ({need:.1f} GB per GPU of {gpu.memory:g} GB; {ev.split})")
     link = gpu.interconnect or "an unknown link"
     if n > 1 and est.process.training:
         explanation.append(
             f"splitting: sharded data parallel over {n} GPUs gathers each layer's weights and reduces its gradients"
             f" every step: {gpu.label} has {link}" + (f" ({gpu.link_bandwidth:g} GB/s)" if gpu.link_bandwidth else "")
         )
-    elif n > 1:
+    elif n > 1 and ev.split == "tensor parallel":
         explanation.append(
             f"splitting: tensor parallel over {n} GPUs all-reduces activations every layer: {gpu.label} has {link}"
             + (f" ({gpu.link_bandwidth:g} GB/s)" if gpu.link_bandwidth else "")
@@ -487,31 +371,16 @@ def _how_many_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:
                 else ""
             )
         )
-    explanation += est.notes + split_notes
+    elif n > 1:
+        explanation.append(f"splitting: {ev.split_note}; activations pass from GPU to GPU over {link}")
+    explanation += notes + est.notes
     return Plan("how_many", "", ["quantity", "value", "formula", "source"], explanation=explanation, extra={"rows": rows})
 
 
-def _per_gpu_floor(est: Estimate, settings: dict[str, object]) -> float:
-    """GB per GPU that no GPU count divides (activations, logits and runtime under data parallelism)."""
-    return sum(line.gb for line in split(est, 1 << 20, settings)[0])
-
-
-def _count(
-    est: Estimate, usable_gb: float, settings: dict[str, object], heads: int | None
-) -> tuple[int, float, list[str]] | None:
-    """The smallest GPU count whose per-GPU share fits `usable_gb` (and divides the heads for
-    tensor parallelism), with that share's GB; None when no count does (what is per GPU is too big)."""
-    if _per_gpu_floor(est, settings) > usable_gb:
-        return None
-    n = formulas.cards_for(est.total, usable_gb, 1.0, heads)
-    while True:  # the runtime reserve is per GPU: check the split
-        per_gpu, notes = split(est, n, settings)
-        need = sum(line.gb for line in per_gpu)
-        if need <= usable_gb or n >= 1 << 20:
-            return n, need, notes
-        n += 1
-        while heads and heads % n and n < heads:
-            n += 1
+def _accelerator(gpu: facts.Gpu) -> Accelerator:
+    return Accelerator(
+        gpu.label, gpu.iri, gpu.memory, gpu.bandwidth, gpu.rates, gpu.interconnect, gpu.link_bandwidth
+    )
 
 
 def _rate(gpu: facts.Gpu, est: Estimate, ctx: Context) -> tuple[float, str]:
@@ -573,7 +442,7 @@ def _speed_plan(ctx, asked, est, consts, explanation) -> Plan:
     per_gpu, split_notes = split(est, count, asked.settings)
     need = sum(line.gb for line in per_gpu)
     if gpu.memory is not None:
-        word = formulas.verdict(need, gpu.memory, (consts.get("usable_share") or facts.Constant(1.0, "", "")).value)
+        word = verdict(need, gpu.memory, est.scenario.usable_share)
         explanation.insert(0, f"memory: {word} ({need:.1f} GB per GPU of {gpu.memory:g} GB on {count} x {gpu.label})")
         if word == "does not fit":
             explanation.insert(0, "warning: the model does not fit this hardware; the speeds assume it did")

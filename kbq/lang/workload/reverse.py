@@ -59,14 +59,14 @@ def fitting_models(ctx: Context, clauses: tuple[ast.Clause, ...], hardware: ast.
     assumed: set[str] = set()
     for iri, label, params in models:
         try:
-            est = estimate(ctx, Term(str(iri), str(label), frozenset()), process, precision, settings)
+            est = estimate(ctx, Term(str(iri), str(label), frozenset()), process, precision, settings, count)
+            lines = split(est, count, settings)[0] if count > 1 else est.lines
         except QueryError:
             unsized.append(str(label))
             continue
-        lines = split(est, count, settings)[0] if count > 1 else est.lines
         need = sum(line.gb for line in lines)
         word = formulas.verdict(need, gpu.memory, share)
-        assumed.update(est.assumed)
+        assumed.update(est.scenario.assumed(count))
         if word in FITTING:
             rows.append([str(label), round(float(str(params)) / 1e9, 2), est.format.label, round(need, 2), word])
     hardware_text = f"{count} x {gpu.label}" if count > 1 else gpu.label
