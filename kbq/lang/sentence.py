@@ -61,6 +61,7 @@ class Reading(NamedTuple):
     canonical: str
     intent: str
     notes: tuple[str, ...] = ()
+    template: str = ""
 
 
 class SentenceError(QueryError):
@@ -220,7 +221,7 @@ class Reader:
         """A Hub id or a model file's name ('meta-llama/Llama-3.1-8B-Instruct', 'llama-3.1-8b-instruct-gguf'):
         fine-tune and packaging suffixes (kb/sentences.ttl) come off one at a time until a model is named."""
         name = token.split("/", 1)[1] if "/" in token else token
-        parts = re.split(r"[-_.]", name) if "-" in name or "_" in name else []
+        parts = re.split(r"[-_]", name) if "-" in name or "_" in name else []
         dropped: list[str] = []
         while len(parts) > 1 and self.lex.roles.get(parts[-1]) == "suffix":
             dropped.insert(0, parts.pop())
@@ -376,6 +377,7 @@ class Reader:
                 if check(text) is None:
                     return Reading(text, intent.label, tuple(self.notes))
         readings: list[Reading] = []
+        named = {k for k in ("workload", "hardware", "gpu") if k in slots}
         if not cued:  # no cue: every intent that reads the names is a reading; one is an answer, several a question back
             for intent in self.lex.intents:
                 for template in intent.templates:
@@ -384,8 +386,11 @@ class Reader:
                         continue
                     tried.append(text)
                     if check(text) is None:
-                        readings.append(Reading(text, intent.label, tuple(self.notes)))
+                        readings.append(Reading(text, intent.label, tuple(self.notes), template))
                         break
+            if readings:  # the readings that use the most of what the sentence names
+                used = [len(named & set(_SLOT.findall(_template_of(r, self.lex)))) for r in readings]
+                readings = [r for r, n in zip(readings, used, strict=True) if n == max(used)]
             if len(readings) == 1:
                 return readings[0]
             if len(readings) > 1:
@@ -442,6 +447,10 @@ def _settings_clause(settings: list[str]) -> str:
         return ""
     parts = [settings[0]] + [" ".join(reversed(s.split(" ", 1))) for s in settings[1:]]  # '32k context batch 4'
     return " with " + " ".join(parts)
+
+
+def _template_of(reading: Reading, _lex: Lexicon) -> str:
+    return reading.template
 
 
 def _named(spans: list[Span]) -> str:

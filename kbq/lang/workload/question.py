@@ -379,7 +379,7 @@ def _how_many_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:
 
 def _accelerator(gpu: facts.Gpu) -> Accelerator:
     return Accelerator(
-        gpu.label, gpu.iri, gpu.memory, gpu.bandwidth, gpu.rates, gpu.interconnect, gpu.link_bandwidth
+        gpu.label, gpu.iri or None, gpu.memory, gpu.bandwidth, gpu.rates, gpu.interconnect, gpu.link_bandwidth
     )
 
 

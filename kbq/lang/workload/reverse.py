@@ -12,9 +12,9 @@ from kbq.lang.catalog import Term
 from kbq.lang.context import Context
 from kbq.lang.plan import Plan
 from kbq.lang.words import Hardware, PrecisionChoice, SettingValue
-from kbq.lang.workload import formulas
+from kbq.lang.evaluate import evaluate
 from kbq.lang.workload.facts import constants
-from kbq.lang.workload.question import _hardware, estimate, split
+from kbq.lang.workload.question import _accelerator, _hardware, estimate
 from kbq.store.resources import KB_NS
 
 INFERENCE = KB_NS + "Inference"
@@ -50,6 +50,7 @@ def fitting_models(ctx: Context, clauses: tuple[ast.Clause, ...], hardware: ast.
         raise ctx.error("that GPU has no sourced memory size", None)
     usable = constants(ctx).get("usable_share")
     share = usable.value if usable else 1.0
+    accelerator = _accelerator(gpu)
     process = Term(INFERENCE, ctx.cat.label(INFERENCE), frozenset())
     models = ctx.rows(
         "SELECT ?m ?l ?p WHERE { ?m a kbq:Model ; rdfs:label ?l ; kbq:parameterCount ?p ; kbq:numLayers ?n } ORDER BY DESC(?p) ?l"
@@ -60,15 +61,14 @@ def fitting_models(ctx: Context, clauses: tuple[ast.Clause, ...], hardware: ast.
     for iri, label, params in models:
         try:
             est = estimate(ctx, Term(str(iri), str(label), frozenset()), process, precision, settings, count)
-            lines = split(est, count, settings)[0] if count > 1 else est.lines
         except QueryError:
             unsized.append(str(label))
             continue
-        need = sum(line.gb for line in lines)
-        word = formulas.verdict(need, gpu.memory, share)
+        ev = evaluate(est.footprint, accelerator, count, usable_share=est.scenario.usable_share)  # the one evaluation
+        need, word = ev.per_gpu_gb, ev.verdict
         assumed.update(est.scenario.assumed(count))
         if word in FITTING:
-            rows.append([str(label), round(float(str(params)) / 1e9, 2), est.format.label, round(need, 2), word])
+            rows.append([str(label), round(float(str(params)) / 1e9, 2), est.format.label, round(need or 0.0, 2), word])
     hardware_text = f"{count} x {gpu.label}" if count > 1 else gpu.label
     if not rows:
         raise QueryError(f"no model in the KB fits on {hardware_text} ({gpu.memory:g} GB per card)")
