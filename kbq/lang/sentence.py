@@ -366,44 +366,86 @@ class Reader:
     def read(self, check: CheckFn) -> Reading:
         spans = self.spans()
         slots = self.slots(spans)
-        cued = self.cued()
+        if "workload" not in slots and (sized := self.sized()):
+            if len(sized) == 1:  # 'a 72b model', 'Qwen1.5-72B-Chat': the KB's one model of that size, said so
+                model, size = sized[0]
+                self.notes.append(f"'{size}' read as {model}, the KB's model of that size (not the model named)")
+                slots["workload"] = model
+            else:  # several models of that size: their readings, not a guess
+                readings = []
+                for model, _size in sized[:4]:
+                    try:
+                        readings.append(self._reading({**slots, "workload": model}, check, spans).canonical)
+                    except QueryError:
+                        continue
+                if readings:
+                    raise AmbiguousSentenceError(
+                        f"'{sized[0][1]}' is the size of several models in the KB; ask about one of them",
+                        query=self.text,
+                        suggestions=readings,
+                    )
+        return self._reading(slots, check, spans)
+
+    def _reading(self, slots: dict[str, str], check: CheckFn, spans: list[Span]) -> Reading:
+        """The cued intents' templates in priority order; if none answers, every intent's first
+        answering template, keeping those that use the most of what the sentence names."""
         tried: list[str] = []
-        for intent in cued:
+        for intent in self.cued():
             for template in intent.templates:
                 text = self.fill(template, slots)
                 if text is None or text in tried:
                     continue
                 tried.append(text)
                 if check(text) is None:
-                    return Reading(text, intent.label, tuple(self.notes))
+                    return Reading(text, intent.label, tuple(self.notes), template)
         readings: list[Reading] = []
+        for intent in self.lex.intents:
+            for template in intent.templates:
+                text = self.fill(template, slots)
+                if text is None or text in tried:
+                    continue
+                tried.append(text)
+                if check(text) is None:
+                    readings.append(Reading(text, intent.label, tuple(self.notes), template))
+                    break
         named = {k for k in ("workload", "hardware", "gpu") if k in slots}
-        if not cued:  # no cue: every intent that reads the names is a reading; one is an answer, several a question back
-            for intent in self.lex.intents:
-                for template in intent.templates:
-                    text = self.fill(template, slots)
-                    if text is None or text in tried:
-                        continue
-                    tried.append(text)
-                    if check(text) is None:
-                        readings.append(Reading(text, intent.label, tuple(self.notes), template))
-                        break
-            if readings:  # the readings that use the most of what the sentence names
-                used = [len(named & set(_SLOT.findall(_template_of(r, self.lex)))) for r in readings]
-                readings = [r for r, n in zip(readings, used, strict=True) if n == max(used)]
-            if len(readings) == 1:
-                return readings[0]
-            if len(readings) > 1:
-                raise AmbiguousSentenceError(
-                    "this sentence has several readings; ask one of them",
-                    query=self.text,
-                    suggestions=[r.canonical for r in readings[:4]],
-                )
+        if readings:
+            used = [len(named & set(_SLOT.findall(r.template))) for r in readings]
+            readings = [r for r, n in zip(readings, used, strict=True) if n == max(used)]
+        if len(readings) == 1:
+            return readings[0]
+        if len(readings) > 1:
+            raise AmbiguousSentenceError(
+                "this sentence has several readings; ask one of them",
+                query=self.text,
+                suggestions=[r.canonical for r in readings[:4]],
+            )
         raise SentenceError(
             "kbq could not read this as a question" + (f" (it names {_named(spans)})" if spans else ""),
             query=self.text,
             suggestions=self.nearest(spans, slots, check, tried),
         )
+
+    def sized(self) -> list[tuple[str, str]]:
+        """A size where a model should be ('72b', 'qwen1.5-72b-chat', 'llama 70b'): the KB's models
+        within 5% of it, narrowed to those whose name starts like the word before the size."""
+        from kbq.lang.words import Words
+
+        words = Words(self.cat, self.text)
+        for i, tok in enumerate(self.toks):
+            parts = re.split(r"[-_]", tok)
+            for k, part in enumerate(parts):
+                if not _SIZE.match(part):
+                    continue
+                models = words.models_of_size(part)
+                hint = parts[k - 1] if k > 0 else (self.toks[i - 1] if i > 0 else "")
+                prefix = re.match(r"[a-z]+", hint)
+                if prefix and len(prefix.group()) > 2:
+                    narrowed = [m for m in models if normalise(m).startswith(prefix.group())]
+                    models = narrowed or models
+                if models:
+                    return [(m, part) for m in models]
+        return []
 
     def nearest(self, spans: list[Span], slots: dict[str, str], check: CheckFn, tried: list[str]) -> list[str]:
         """Canonical questions built from what the sentence names, each checked to answer."""
@@ -447,10 +489,6 @@ def _settings_clause(settings: list[str]) -> str:
         return ""
     parts = [settings[0]] + [" ".join(reversed(s.split(" ", 1))) for s in settings[1:]]  # '32k context batch 4'
     return " with " + " ".join(parts)
-
-
-def _template_of(reading: Reading, _lex: Lexicon) -> str:
-    return reading.template
 
 
 def _named(spans: list[Span]) -> str:
