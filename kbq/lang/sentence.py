@@ -307,15 +307,18 @@ class Reader:
         if span.role not in ("gpu", "budget"):
             return span
         toks = self.toks
-        i = span.start
-        if i > 0 and toks[i - 1] in ("x", "×", "*"):
-            i -= 1
-        for n in (2, 1):
-            words = " ".join(toks[max(0, i - n) : i])
-            if i - n >= 0 and words in self.lex.counts:
-                return span._replace(start=i - n, count=self.lex.counts[words])
-        if i > 0 and (i - 1) not in taken and re.fullmatch(r"\d+x?|x\d+", toks[i - 1]):
-            return span._replace(start=i - 1, count=int(toks[i - 1].strip("x")))
+        for skip in (0, 1):  # 'two 3090s', 'two used 3090s'
+            i = span.start - skip
+            if skip and (i <= 0 or i in taken or self._number(toks[i])[0] is not None):
+                break
+            if i > 0 and toks[i - 1] in ("x", "×", "*"):
+                i -= 1
+            for n in (2, 1):
+                words = " ".join(toks[max(0, i - n) : i])
+                if i - n >= 0 and words in self.lex.counts:
+                    return span._replace(start=i - n, count=self.lex.counts[words])
+            if i > 0 and (i - 1) not in taken and re.fullmatch(r"\d+x?|x\d+", toks[i - 1]):
+                return span._replace(start=i - 1, count=int(toks[i - 1].strip("x")))
         return span
 
     # --- intent and templates -----------------------------------------------------------------
@@ -366,7 +369,12 @@ class Reader:
     def read(self, check: CheckFn) -> Reading:
         spans = self.spans()
         slots = self.slots(spans)
-        if "workload" not in slots and (sized := self.sized()):
+        workloads = [s for s in spans if s.role == "workload"]
+        family_only = bool(workloads) and (
+            not any(t.is_a(MODEL) for s in workloads for t in s.terms)
+            or (workloads[0].end < len(self.toks) and bool(_SIZE.match(self.toks[workloads[0].end])))
+        )  # 'llama 70b': a family named with a size after it
+        if ("workload" not in slots or family_only) and (sized := self.sized()):
             if len(sized) == 1:  # 'a 72b model', 'Qwen1.5-72B-Chat': the KB's one model of that size, said so
                 model, size = sized[0]
                 self.notes.append(f"'{size}' read as {model}, the KB's model of that size (not the model named)")
@@ -523,14 +531,33 @@ def compile_text(text: str, catalog: Catalog, run: Run) -> Plan:
 
     try:
         reading = read_sentence(text, catalog, run, check)
-    except AmbiguousSentenceError:
+    except AmbiguousSentenceError as several:
+        fixed = _substituted(refused, text, check)
+        if fixed:  # 'gpu for lstmm': the question as written with the KB's close name answers; say that first
+            raise _teaching(refused, several, text, check) from None
         raise
     except SentenceError as unread:
         raise _teaching(refused, unread, text, check) from None
+    if _form(text) not in (None, "SubjectQuestion") and _form(text) != _form(reading.canonical):
+        # a question of a form the language has ('speed of X on 24gb') keeps that form: its own error,
+        # with the reading as a suggestion, rather than an answer to another question
+        raise _teaching(refused, SentenceError("", suggestions=[reading.canonical]), text, check) from None
     plan = compile_question(reading.canonical, catalog, run)
     plan.extra["read_as"] = reading.canonical
     plan.extra["read_notes"] = list(reading.notes)
     return plan
+
+
+def _form(text: str) -> str | None:
+    """The form the grammar reads a text as ('WorkloadQuestion:speed'), None when it does not parse."""
+    from kbq.lang.parse import parse
+
+    try:
+        question = parse(text)
+    except QueryError:
+        return None
+    form = getattr(question, "form", None)
+    return type(question).__name__ + (f":{form}" if form else "")
 
 
 def _answers(question: str, catalog: Catalog, run: Run) -> Exception | None:
@@ -546,10 +573,10 @@ def _answers(question: str, catalog: Catalog, run: Run) -> Exception | None:
     return None
 
 
-def _teaching(refused: QueryError, unread: SentenceError, text: str, check: CheckFn) -> QueryError:
-    """The language's own error, with the nearest questions that answer as its suggestions: the
-    question with an unknown name replaced by the KB's close names, then the sentence reader's."""
-    questions: list[str] = []
+def _substituted(refused: QueryError, text: str, check: CheckFn) -> list[str]:
+    """The question as written with its unknown name replaced by each close name the KB suggests,
+    kept when it answers ('gpu for lstmm' -> 'gpu for LSTM')."""
+    out: list[str] = []
     quoted = re.search(r"'([^']+)'", refused.message)
     if quoted and refused.suggestions:
         unknown = quoted.group(1)
@@ -557,8 +584,15 @@ def _teaching(refused: QueryError, unread: SentenceError, text: str, check: Chec
         if at >= 0:
             for name in refused.suggestions:
                 candidate = text[:at] + name + text[at + len(unknown) :]
-                if check(candidate) is None:
-                    questions.append(candidate)
+                if candidate != text and check(candidate) is None:
+                    out.append(candidate)
+    return out
+
+
+def _teaching(refused: QueryError, unread: QueryError, text: str, check: CheckFn) -> QueryError:
+    """The language's own error, with the nearest questions that answer as its suggestions: the
+    question with an unknown name replaced by the KB's close names, then the sentence reader's."""
+    questions = _substituted(refused, text, check)
     questions += [q for q in unread.suggestions if q not in questions]
     error = type(refused)(
         refused.message,
