@@ -83,12 +83,14 @@ def test_sdks_serve_the_process_of_their_role(ask_true) -> None:
     assert ask_true("kb:CuDNN kbq:forProcess kb:Training")
 
 
-def test_memory_need_is_parameters_times_bytes(kb) -> None:
+def test_no_rule_derives_a_second_memory_formula(kb) -> None:
+    """Memory is computed by the one evaluation (kbq.lang.evaluate.memory); the old rule that
+    derived parameters x bytes per parameter (a second formula) is gone, its terms deprecated."""
     from kbq.lang.catalog import PREFIXES
 
-    rows = kb.table(
-        PREFIXES + "SELECT ?gb WHERE { kb:ResNet50 kbq:memoryNeed ?n ."
-        " ?n kbq:recipe kb:TrainingMixedPrecisionAdam ; kbq:neededMemory ?gb }"
-    ).rows
+    assert not kb.table(PREFIXES + "SELECT ?n WHERE { ?m kbq:memoryNeed ?n } LIMIT 1").rows
+    assert kb.table(PREFIXES + "ASK { kbq:memoryNeed owl:deprecated true }").rows[0][0] is True
+    answer = kb.ask("memory for resnet-50 training")
+    weights = next(r for r in answer.rows if r[0] == "weights")
     params = kb.table(PREFIXES + "SELECT ?p WHERE { kb:ResNet50 kbq:parameterCount ?p }").rows[0][0]
-    assert rows and abs(rows[0][0] - round(params * 16 / 1e6) / 1000) < 1e-9
+    assert abs(weights[1] - round(params * 2 / 1e9, 3)) < 1e-9  # 16-bit weights

@@ -107,10 +107,10 @@ def _how_many(kb, question: str) -> tuple[int, float, list[str]]:  # type: ignor
     return int(values["GPUs needed"]), float(values["per-GPU need (GB)"]), answer.explanation  # type: ignore[arg-type]
 
 
-def test_how_many_for_training_shards_and_recomputes_when_that_needs_fewer(kb) -> None:  # type: ignore[no-untyped-def]
+def test_how_many_for_training_shards_and_recomputes_by_default(kb) -> None:  # type: ignore[no-untyped-def]
     n, need, explanation = _how_many(kb, "how many h100 sxm5 for llama 3.1 70b training")
     assert any(line.startswith("assumed: ZeRO stage 3 / FSDP full sharding") for line in explanation)
-    assert any(line.startswith("assumed: full activation recomputation") for line in explanation)
+    assert any(line.startswith("assumed: activations with full recomputation: training's usual") for line in explanation)
     # the same count follows from the memory form with those settings named ...
     memory = kb.answer(f"memory for llama 3.1 70b training with zero 3 gradient checkpointing on {n} x h100 sxm5")
     assert memory.explanation[0].startswith("verdict: fits") and abs(memory.rows[-1][2] - need) < 0.01
@@ -185,7 +185,7 @@ def test_sdks_per_workload(kb, workload: str, sdks: set[str]) -> None:  # type: 
 
 
 def test_fewest_cards_before_verified_placement(kb) -> None:  # type: ignore[no-untyped-def]
-    answer = kb.answer("gpus for llama 3 8b lora on a 4-gpu workstation with a 1600 w psu limit 40")
+    answer = kb.answer("gpus for llama 3 8b lora with 1k context on a 4-gpu workstation with a 1600 w psu limit 40")
     cards, status = answer.columns.index("cards_needed"), answer.columns.index("status")
     needed = [row[cards] for row in answer.rows]
     assert needed == sorted(needed) and len(set(needed)) > 1

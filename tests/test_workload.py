@@ -79,8 +79,15 @@ def test_zero_and_tensor_parallel_splits() -> None:
     kv = formulas.Line("KV cache", 10.0, "x")
     assert formulas.tensor_parallel_kv(f, kv, 4).gb == pytest.approx(2.5)  # 8 KV heads over 4 GPUs
     assert formulas.tensor_parallel_kv(f, kv, 16).gb == pytest.approx(1.25)  # 1 of 8 heads, replicated
-    assert formulas.cards_for(100.0, 80.0, 0.9, heads=64) == 2  # ceil(100 / 72) = 2, divides 64
-    assert formulas.cards_for(200.0, 80.0, 0.9, heads=64) == 4  # ceil(200 / 72) = 3 -> 4 (divides 64)
+    # the one cards rule: tensor parallel where the count divides the heads, else a layer split
+    from kbq.lang.evaluate.split import Footprint, Layout, cards_needed, per_gpu_gb
+
+    fp = Footprint((formulas.Line("weights", 200.0, "w"),), Layout(training=False, heads=64, kv_heads=8, layers=80))
+    assert per_gpu_gb(fp, 2) == pytest.approx(100.0)  # 64 % 2 == 0: tensor parallel, 200 / 2
+    assert per_gpu_gb(fp, 3) == pytest.approx(200.0 * 27 / 80)  # layer split: ceil(80 / 3) = 27 of 80 layers
+    found = cards_needed(fp, 72.0)
+    assert found is not None and found.cards == 3 and found.split == "layer split"  # 3 x 67.5 GB, not 4
+    assert cards_needed(fp, 101.0) is not None and cards_needed(fp, 101.0).cards == 2  # type: ignore[union-attr]
 
 
 def test_group_quantised_weights() -> None:
@@ -158,14 +165,17 @@ def test_zero3_shards_over_gpus(kb) -> None:
     assert line(offload, "optimizer states")[2] == 0
 
 
-def test_how_many_rounds_to_a_divisor_of_the_heads(kb) -> None:
+def test_how_many_uses_a_valid_split(kb) -> None:
+    """Tensor parallelism where the count divides the heads; otherwise a layer split, stated."""
     answer = kb.answer("how many h100 sxm5 for deepseek r1 inference at fp8")
     n = line(answer, "GPUs needed")[1]
     heads = kb.table(
         "PREFIX kbq: <https://kbq.dev/ontology#> PREFIX kb: <https://kbq.dev/kb/>"
         " SELECT ?h WHERE { kb:DeepSeekR1 kbq:attentionHeads ?h }"
     ).rows[0][0]
-    assert heads % n == 0 and line(answer, "whole model (GB)")[1] / n <= 80 * 0.9
+    assert line(answer, "per-GPU need (GB)")[1] <= 80 * 0.9
+    split = "tensor parallel" if heads % n == 0 else "layer split"
+    assert split in answer.explanation[0]
 
 
 def test_time_to_train_compares_with_the_model_card(kb) -> None:
@@ -183,7 +193,7 @@ def test_time_to_train_compares_with_the_model_card(kb) -> None:
         ("memory for cnn training", "not a model"),
         ("speed of llama 3.1 8b inference", "on WHAT"),
         ("time to train llama 3 8b with 8 x h100 sxm5", "needs the tokens"),
-        ("memory for llama 3.1 8b inference with batch 0", "batch must be a whole number"),
+        ("memory for llama 3.1 8b inference with batch 0", r"batch must be from 1 to 1,000,000 \(got 0\)"),
         ("memory for llama 2 inference", r"Llama 2 is a family: name a size \(Llama 2 7B, Llama 2 13B, Llama 2 70B\)"),
     ],
 )

@@ -32,6 +32,7 @@ class Context:
         self.text = text
         self.words = Words(catalog, text)
         self.lookups: list[str] = []  # the fact queries run while compiling (shown for computed answers)
+        self.as_of: str | None = None  # first day after the question's 'as of' date: prices are read at it
 
     def error(self, message: str, column: int | None, **extra: list[str]) -> QueryError:
         return QueryError(message, query=self.text, column=column, **extra)

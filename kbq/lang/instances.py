@@ -27,7 +27,7 @@ def _condition(ctx: Context, node: ast.Expr) -> tuple[str, str]:
     if isinstance(node, ast.Comparison) and node.left.per is None:
         key = _key(ctx, node.left.key.text, node.left.key.column)
         if key.domain == INSTANCE:
-            expr = gpu_constraints.compare_key(ctx, key, node.op, node.value).replace("?gpu ", "?inst ")
+            expr = gpu_constraints.compare_key(ctx, key, node.op, node.value, "?inst")
             return expr, f"{node.left.text} {node.op} {node.value.text}"
     if isinstance(node, (ast.And, ast.Or)):
         items = [_condition(ctx, i) for i in node.items]
@@ -133,7 +133,9 @@ def compile_instances(ctx: Context, q: ast.SubjectQuestion, subject: Subject) ->
             "by_cost": False,
             "limit": limit,
         }
-        found.append(Constraint(f"{fit.model.label} fits the instance's GPUs (the cards-needed rule's split at its GPU count)", "true"))
+        found.append(
+            Constraint(f"{fit.model.label} fits the instance's GPUs (the cards-needed rule's split at its GPU count)", "true")
+        )
         decode = _decode_spec(ctx, fit, notes)
         if decode is not None:
             names += ["tokens_per_s", "usd_per_mtok"]

@@ -70,6 +70,7 @@ class Scenario:
     settings: dict[str, object] = field(hash=False, compare=False)  # every setting, checked
     assumptions: tuple[Assumption, ...] = ()
     notes: tuple[str, ...] = ()
+    generates_tokens: bool = False  # a decoder language model: its speed is in tokens/s
     hardware: Accelerator | None = None
     count: int | None = None  # GPUs the question names ('on 3 x a100'); None: not named
 
@@ -96,13 +97,15 @@ def setting_bounds(ctx: Context) -> dict[str, Bounds]:
         " OPTIONAL { ?s kbq:minValue ?low } OPTIONAL { ?s kbq:maxValue ?high } OPTIONAL { ?s kbq:wholeNumber ?whole } }"
     )
     return {
-        str(name): Bounds(float(low) if low is not None else None, float(high) if high is not None else None, whole is True)  # type: ignore[arg-type]
+        str(name): Bounds(float(low) if low is not None else None, float(high) if high is not None else None, whole is True)
         for name, low, high, whole in rows
     }
 
 
 def _shown(name: str, value: float, dimension_fraction: bool) -> str:
-    return f"{value:.0%}" if dimension_fraction else f"{value:,g}"
+    if dimension_fraction:
+        return f"{value:.0%}"
+    return f"{value:,.0f}" if value == int(value) and abs(value) < 1e15 else f"{value:g}"
 
 
 def check_settings(ctx: Context, settings: dict[str, object]) -> dict[str, object]:
@@ -147,15 +150,16 @@ def check_count(ctx: Context, count: int, column: int | None) -> int:
 def defaults(ctx: Context) -> dict[str, Default]:
     rows = ctx.rows(
         "SELECT ?d ?name ?value ?term ?label ?reason WHERE { ?d a kbq:ScenarioDefault ; kbq:defaultName ?name ;"
-        " rdfs:label ?label ; kbq:reason ?reason . OPTIONAL { ?d kbq:defaultValue ?value } OPTIONAL { ?d kbq:defaultTerm ?term } }"
+        " rdfs:label ?label ; kbq:reason ?reason ."
+        " OPTIONAL { ?d kbq:defaultValue ?value } OPTIONAL { ?d kbq:defaultTerm ?term } }"
     )
-    return {
-        str(name): Default(
-            str(name), float(value) if value is not None else None, str(term) if term else None,  # type: ignore[arg-type]
-            str(label), str(reason), facts.source_labels(ctx, str(d)),
-        )  # fmt: skip
-        for d, name, value, term, label, reason in rows
-    }
+    found = {}
+    for d, name, value, term, label, reason in rows:
+        number = float(value) if value is not None else None
+        found[str(name)] = Default(
+            str(name), number, str(term) if term else None, str(label), str(reason), facts.source_labels(ctx, str(d))
+        )
+    return found
 
 
 def _model_extras(ctx: Context, iri: str) -> tuple[bool, Term | None]:
@@ -281,7 +285,10 @@ def resolve(
     activation = facts.activation_model(ctx, recompute, process.iri) if process.training else None
     if process.training and activation is not None and recompute is None and sequence:
         assumed.append(
-            Assumption(f"activations with {activation.label}: {process.label}'s usual framework default ('with full recompute' to change it)")
+            Assumption(
+                f"activations with {activation.label}: {process.label}'s usual framework default"
+                " ('with full recompute' to change it)"
+            )
         )
     lora_rank = None
     if process.training and not process.all_weights:
@@ -294,7 +301,8 @@ def resolve(
         model_iri=model_term.iri, model=model, process=process, weights=fmt, weights_iri=fmt_term.iri, compute=compute,
         kv=kv, context=context, batch=batch, zero_stage=zero, offload=offload, recompute=recompute, activation=activation,
         lora_rank=lora_rank, chunked_loss=bool(settings.get("chunked_loss")), constants=consts, settings=clean,
-        assumptions=tuple(assumed), notes=tuple(notes), hardware=hardware, count=count,
+        assumptions=tuple(assumed), notes=tuple(notes), generates_tokens=sequence and not encoder_only,
+        hardware=hardware, count=count,
     )  # fmt: skip
 
 

@@ -32,7 +32,7 @@ class Evaluation(NamedTuple):
     """One scenario on `count` x `accelerator`: the memory verdict and what it rests on."""
 
     accelerator: Accelerator
-    count: int
+    count: int  # type: ignore[assignment]  # a field named like tuple.count
     cards_needed: int | None  # THE rule's answer for this accelerator (None: no count holds it / unknown memory)
     per_gpu_gb: float | None  # need on each GPU at `count` (None: no valid split at that count)
     total_gb: float  # the whole scenario on one GPU

@@ -17,6 +17,7 @@ class Memory(NamedTuple):
     kv_line: Line | None
     weight_bytes_active: float  # bytes of weights read per decoded token
     kv_bytes_per_seq: float
+    complete: bool = True  # False: a line the workload needs is not counted (the total is a lower bound)
 
     @property
     def lines(self) -> list[Line]:
@@ -36,6 +37,7 @@ def memory(s: Scenario) -> Memory:
     model, process, fmt = s.model, s.process, s.weights
     notes: list[str] = []
     lines: list[Line] = []
+    complete = True
     kv_line = None
     kv_bytes_per_seq = 0.0
     context, batch = s.context or 0, s.batch
@@ -69,9 +71,10 @@ def memory(s: Scenario) -> Memory:
         if act is not None:
             lines.append(act)
         else:
+            complete = False
             notes.append(
-                f"activations not counted: {model.label}'s layers, hidden size and heads are not all in the KB"
-                " (a lower bound: training needs more)"
+                f"activations not counted: neither a sourced per-sample figure nor {model.label}'s layers, hidden size and"
+                " heads are in the KB, so every figure here is a lower bound (training keeps activations for the backward pass)"
             )
         logit = s.constants.get("logit_bytes")
         if logit is not None and not s.chunked_loss and s.context is not None:
@@ -99,7 +102,10 @@ def memory(s: Scenario) -> Memory:
     if context_gb is not None:
         lines.append(
             Line(
-                "runtime (CUDA context)", context_gb.value, f"{context_gb.value:g} GB per GPU ({context_gb.label})", context_gb.source
+                "runtime (CUDA context)",
+                context_gb.value,
+                f"{context_gb.value:g} GB per GPU ({context_gb.label})",
+                context_gb.source,
             )
         )
     layout = Layout(
@@ -107,4 +113,6 @@ def memory(s: Scenario) -> Memory:
         mla=model.attention == "MLA", zero=s.zero_stage, offload=s.offload,
     )  # fmt: skip
     active = model.active or model.params or 0.0
-    return Memory(Footprint(tuple(lines), layout), notes, kv_line, active * fmt.bits_per_weight / 8, kv_bytes_per_seq)
+    return Memory(
+        Footprint(tuple(lines), layout), notes, kv_line, active * fmt.bits_per_weight / 8, kv_bytes_per_seq, complete
+    )

@@ -52,7 +52,7 @@ class Footprint(NamedTuple):
     @classmethod
     def from_data(cls, data: list[object]) -> Footprint:
         lines, layout = data
-        return cls(tuple(Line(*line) for line in lines), Layout(*layout))  # type: ignore[union-attr, misc]
+        return cls(tuple(Line(*line) for line in lines), Layout(*layout))  # type: ignore[attr-defined, misc]
 
 
 class Split(NamedTuple):
@@ -165,12 +165,20 @@ def per_gpu_lines(fp: Footprint, n: int) -> tuple[list[Line], Split] | None:
     return out, s
 
 
+def _parts(fp: Footprint) -> tuple[float, float]:
+    """(GB per GPU that no count divides, GB that divides over the GPUs); what is offloaded is neither."""
+    if not fp.layout.training:
+        floor = sum(line.gb for line in fp.lines if line.part.startswith(RUNTIME))
+        return floor, fp.total - floor
+    s = _training(fp, MAX_CARDS)
+    pairs = list(zip(fp.lines, s.factors, strict=True))
+    floor = sum(line.gb for line, (factor, _how) in pairs if factor == 1.0)
+    return floor, sum(line.gb for line, (factor, _how) in pairs if 0.0 < factor < 1.0)
+
+
 def floor_gb(fp: Footprint) -> float:
     """GB per GPU that no count divides (runtime; under data parallelism activations and logits)."""
-    if not fp.layout.training:
-        return sum(line.gb for line in fp.lines if line.part.startswith(RUNTIME))
-    s = _training(fp, MAX_CARDS)
-    return sum(line.gb * factor for line, (factor, _how) in zip(fp.lines, s.factors, strict=True) if factor == 1.0)
+    return _parts(fp)[0]
 
 
 class Count(NamedTuple):
@@ -186,10 +194,9 @@ def cards_needed(fp: Footprint, usable_gb: float) -> Count | None:
     `usable_gb` (the GPU's memory x the usable share). None when no count holds it."""
     if usable_gb <= 0:
         return None
-    floor = floor_gb(fp)
+    floor, splittable = _parts(fp)
     if floor > usable_gb:
         return None
-    splittable = fp.total - floor
     room = usable_gb - floor
     # every split gives each GPU at least 1/n of what splits: no count below this can fit
     start = max(1, math.ceil(splittable / room - 1e-9)) if room > 0 else 1

@@ -47,6 +47,19 @@ def segment_key(ctx: Context) -> Key | None:
 CURRENT_PRICE = "https://kbq.dev/ontology#currentPrice"
 
 
+def price_test(gpu: str, before: str, condition: str) -> str:
+    """The price rule (kbq.lang.evaluate.cost.PRICE_RULE) as one self-contained test on `gpu`:
+    a new-card price observed before `before`, on the latest such date, whose value ?x meets
+    `condition` (the lowest on that date meets it when any does)."""
+    day = terms.date(before)
+    return (
+        f"EXISTS {{ ?po kbq:priceOf {gpu} ; kbq:observedOn ?pd ; kbq:priceUsd ?x ; kbq:priceKind ?pk ."
+        f" FILTER(?pk != kb:UsedPrice && ?pd < {day} && {condition})"
+        f" FILTER NOT EXISTS {{ ?po2 kbq:priceOf {gpu} ; kbq:observedOn ?pd2 ; kbq:priceUsd ?px2 ; kbq:priceKind ?pk2 ."
+        f" FILTER(?pk2 != kb:UsedPrice && ?pd2 > ?pd && ?pd2 < {day}) }} }}"
+    )
+
+
 def dated_pattern(key: Key, before: str) -> str:
     """The pattern of a key as of a date: a price is the one observed last before `before`
     (new-card kinds, the lowest on that date); other keys do not change with time."""

@@ -11,6 +11,7 @@ import re
 from kbq.lang import ast, terms
 from kbq.lang.catalog import Key, Term
 from kbq.lang.context import Constraint, Context, Status
+from kbq.lang.gpu.columns import CURRENT_PRICE, price_test
 from kbq.lang.words import GPU, GPU_FAMILY, Ceiling, Chassis
 
 _TRUE = {"yes", "true", "y", "1"}
@@ -115,14 +116,15 @@ def comparison(ctx: Context, ratio: ast.Ratio, op: str, value: ast.Phrase) -> st
     return compare_key(ctx, key, op, value)
 
 
-def compare_key(ctx: Context, key: Key, op: str, value: ast.Phrase) -> str:
+def compare_key(ctx: Context, key: Key, op: str, value: ast.Phrase, subject: str = "?gpu") -> str:
+    """A SPARQL test that `subject` (a GPU, or a cloud instance) meets 'key op value'."""
     prop = terms.iri(key.iri)
     if key.is_object:
         target = ctx.words.name(value, (key.range or "",), f"{key.key} value")
         if op == "=":
-            return f"EXISTS {{ ?gpu {prop} {terms.iri(target.iri)} }}"
+            return f"EXISTS {{ {subject} {prop} {terms.iri(target.iri)} }}"
         if op == "!=":
-            return f"NOT EXISTS {{ ?gpu {prop} {terms.iri(target.iri)} }}"
+            return f"NOT EXISTS {{ {subject} {prop} {terms.iri(target.iri)} }}"
         raise ctx.error(f"{key.key} can only be compared with = or !=", value.column)
     rng = key.range or ""
     if rng.endswith("#boolean"):
@@ -130,7 +132,7 @@ def compare_key(ctx: Context, key: Key, op: str, value: ast.Phrase) -> str:
         if word not in _TRUE | _FALSE or op not in ("=", "!="):
             raise ctx.error(f"{key.key} is yes or no (= or !=)", value.column)
         flag = (word in _TRUE) == (op == "=")
-        return f"EXISTS {{ ?gpu {prop} {terms.boolean(flag)} }}"
+        return f"EXISTS {{ {subject} {prop} {terms.boolean(flag)} }}"
     if rng.endswith("#date"):
         first, after = date_bounds(ctx, value.text.strip(), value.column)
         cond = {
@@ -141,13 +143,21 @@ def compare_key(ctx: Context, key: Key, op: str, value: ast.Phrase) -> str:
             ">": f"?x >= {terms.date(after)}",
             ">=": f"?x >= {terms.date(first)}",
         }[op]
-        return f"EXISTS {{ ?gpu {prop} ?x FILTER({cond}) }}"
+        return f"EXISTS {{ {subject} {prop} ?x FILTER({cond}) }}"
     if rng.endswith("#string"):
         if op not in ("=", "!="):
             raise ctx.error(f"{key.key} is text: compare with = or !=", value.column)
-        return f"EXISTS {{ ?gpu {prop} ?x FILTER(LCASE(STR(?x)) {op} {terms.string(value.text.strip().lower())}) }}"
+        return f"EXISTS {{ {subject} {prop} ?x FILTER(LCASE(STR(?x)) {op} {terms.string(value.text.strip().lower())}) }}"
     number = ctx.words.quantity(value.words, key.dimension, key.key).value / key.factor
-    return f"EXISTS {{ ?gpu {prop} ?x FILTER({double('?x')} {op} {terms.double(number)}) }}"
+    return numeric_test(key, f"{double('?x')} {op} {terms.double(number)}", ctx.as_of, subject)
+
+
+def numeric_test(key: Key, condition: str, as_of: str | None, subject: str = "?gpu") -> str:
+    """A GPU whose figure ?x meets `condition`; a price is the one the price rule gives at the
+    question's date (kbq.lang.gpu.columns.price_test), so a filter and the price column agree."""
+    if as_of is not None and key.iri == CURRENT_PRICE:
+        return price_test(subject, as_of, condition)
+    return f"EXISTS {{ {subject} {terms.iri(key.iri)} ?x FILTER({condition}) }}"
 
 
 def keys_in(node: ast.Expr | None) -> list[ast.Word]:
@@ -169,10 +179,11 @@ def qualifier(key: Key, term: Term) -> Constraint:
     return Constraint(f"{key.key} = {term.label}", f"EXISTS {{ ?gpu {terms.iri(key.iri)} {terms.iri(term.iri)} }}")
 
 
-def ceiling(c: Ceiling) -> Constraint:
+def ceiling(c: Ceiling, as_of: str | None = None) -> Constraint:
+    dated = f", the price as of {as_of}" if as_of is not None and c.key.iri == CURRENT_PRICE else ""
     return Constraint(
-        f"under {c.text} ({c.key.key} <= {c.value:g} {c.key.unit_symbol})".rstrip(),
-        f"EXISTS {{ ?gpu {terms.iri(c.key.iri)} ?x FILTER({double('?x')} <= {terms.double(c.value)}) }}",
+        f"under {c.text} ({c.key.key} <= {c.value:g} {c.key.unit_symbol}{dated})".rstrip(),
+        numeric_test(c.key, f"{double('?x')} <= {terms.double(c.value)}", as_of),
     )
 
 

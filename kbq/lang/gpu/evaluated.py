@@ -18,7 +18,7 @@ def _number(value: Value) -> float | None:
     if isinstance(value, bool) or value is None:
         return None
     try:
-        return float(value)  # type: ignore[arg-type]
+        return float(value)
     except (TypeError, ValueError):
         return None
 
@@ -60,7 +60,8 @@ def evaluate_rows(plan: Plan, rows: list[list[Value]]) -> list[list[Value]]:
             row[col["tco_usd"]] = tco(t, price, tdp, cards)
     limit = spec.get("cards_limit")
     if limit:
-        rows = [r for r in rows if isinstance(r[col["cards_needed"]], int) and r[col["cards_needed"]] <= limit]  # type: ignore[operator]
+        at = col["cards_needed"]
+        rows = [r for r in rows if isinstance(c := r[at], int) and c <= limit]
     return _order(spec, rows, col)
 
 
@@ -94,7 +95,7 @@ def _order(spec: dict, rows: list[list[Value]], col: dict[str, int]) -> list[lis
         rows = sorted(rows, key=key)
     if spec["cards_first"]:
         at = col["cards_needed"]
-        rows = sorted(rows, key=lambda r: r[at] if isinstance(r[at], int) else NO_CARDS)
+        rows = sorted(rows, key=lambda r: float(c) if isinstance(c := r[at], int) else float(NO_CARDS))
     return rows
 
 

@@ -9,11 +9,12 @@ from kbq.errors import QueryError
 from kbq.lang import ast, terms
 from kbq.lang.catalog import Key, Term, k
 from kbq.lang.context import Constraint, Context, Status
-from kbq.lang.evaluate.cost import Tco
+from kbq.lang.contract import STRATEGIES
+from kbq.lang.evaluate.cost import PRICE_RULE, Tco
 from kbq.lang.gpu import columns, constraints, explain, ordering
 from kbq.lang.gpu.ordering import Metric, Profile
 from kbq.lang.plan import Plan
-from kbq.lang.scenario import default_process
+from kbq.lang.scenario import check_count, check_settings, default_process
 
 if TYPE_CHECKING:
     from kbq.lang.workload.question import Estimate
@@ -28,6 +29,8 @@ from kbq.lang.words import (
     Workload,
     Year,
 )
+
+CURRENT_PRICE_DATE = "https://kbq.dev/ontology#currentPriceDate"  # the date of the price the rule gives today
 
 
 class Ask(NamedTuple):
@@ -64,6 +67,10 @@ def understand(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Ask:
     psu: float | None = None
     order = limit = authority = authority_column = None
     chassis: Chassis | None = None
+    ceilings: list[Ceiling] = []
+    for clause in q.clauses:  # a price in a filter is the price at the question's date, wherever 'as of' stands
+        if isinstance(clause, ast.AsOf):
+            ctx.as_of = constraints.date_bounds(ctx, clause.value.text, clause.value.column)[1]
     for clause in q.clauses:
         if isinstance(clause, ast.Where):
             found += constraints.where(ctx, clause.expr)
@@ -95,11 +102,11 @@ def understand(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Ask:
                             f"'{item.count} x {item.gpu.label}' names hardware: ask 'memory for ...' or 'speed of ...' on it",
                             item.column,
                         )
-                    cards = item.count
+                    cards = check_count(ctx, item.count, item.column)
                 elif isinstance(item, PrecisionChoice):
                     precision = item.term
                 elif isinstance(item, Ceiling):
-                    found.append(constraints.ceiling(item))
+                    ceilings.append(item)
                 elif isinstance(item, SettingValue):
                     if item.setting.name == "psu":
                         psu = item.value
@@ -108,6 +115,8 @@ def understand(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Ask:
                             item.term if item.term is not None else (True if item.value is None else item.value)
                         )
                         settings["_column_" + item.setting.name] = item.column
+    found += [constraints.ceiling(c, as_of) for c in ceilings]
+    check_settings(ctx, {**settings, **({"psu": psu} if psu is not None else {})})
     if chassis is not None:
         cards = chassis.cards or cards
         placed, placed_status, placed_notes = constraints.placement(ctx, chassis._replace(cards=cards))
@@ -188,17 +197,23 @@ def measured_evidence(ctx: Context, ask: Ask, workload: Term | None, strategy: s
         f"evidence: {n} published results ({unit}, normalised per accelerator by kbq; MLPerf does not endorse per-accelerator "
         f"figures) on {gpus} GPUs for {workload.label}; 'measured' is each GPU's best ({'lowest' if lower else 'highest'})"
     )
-    match = (
-        f"{{ ?r kbq:benchmarkModel {wl} }} UNION {{ ?r kbq:benchmarkModel ?m . ?m kbq:variantOf {wl} }} {proc}"
-        " ?r kbq:accelerator ?gpu ; kbq:perAccelerator ?pa ; kbq:perAcceleratorUnit ?unit ."
-    )
+    def match(r: str, m: str, pa: str, unit: str) -> str:
+        """A result ?r of the workload (or a variant ?m) on ?gpu: its figure and unit, in variables named by the caller."""
+        for_process = f"{r} kbq:forProcessOf {terms.iri(process)} ." if process else ""
+        return (
+            f"{{ {r} kbq:benchmarkModel {wl} }} UNION {{ {r} kbq:benchmarkModel {m} . {m} kbq:variantOf {wl} }} {for_process}"
+            f" {r} kbq:accelerator ?gpu ; kbq:perAccelerator {pa} ; kbq:perAcceleratorUnit {unit} ."
+        )
+
     rank = "?measured" if lower else "(0.0 - ?measured)"
-    other = match.replace("?r ", "?r2 ").replace("?pa", "?pa2").replace("?m ", "?m2 ").replace("?unit", "?unit2")
+    best_of = match("?r", "?m", "?pa", "?unit")
+    other = match("?r2", "?m2", "?pa2", "?unit2")
     # one OPTIONAL subquery (the best figure per GPU, then a result that reached it), not two and a
     # FILTER over both: Virtuoso 7 then loses ?measured on every row (once the row has a label)
     return (
         f"OPTIONAL {{ SELECT ?gpu ?measured ?measured_unit (SAMPLE(?r2) AS ?evidence) WHERE {{\n"
-        f"    {{ SELECT ?gpu ({best}(?pa) AS ?measured) (SAMPLE(?unit) AS ?measured_unit) WHERE {{ {match} }} GROUP BY ?gpu }}\n"
+        f"    {{ SELECT ?gpu ({best}(?pa) AS ?measured) (SAMPLE(?unit) AS ?measured_unit)"
+        f" WHERE {{ {best_of} }} GROUP BY ?gpu }}\n"
         f"    {other} FILTER(?pa2 = ?measured) }} GROUP BY ?gpu ?measured ?measured_unit }}\n"
         f"  BIND(IF(BOUND(?measured), {rank}, 0.0) AS ?measured_rank)"
     )
@@ -219,9 +234,8 @@ def total_cost(ask: Ask, notes: list[str]) -> Tco | None:
     assumed = [
         w for w, key in (("3 years", "years"), ("utilisation 100%", "duty"), ("PUE 1.0", "pue")) if key not in ask.settings
     ]
-    notes.append(
-        "total cost of ownership: " + t.formula() + (f"; assumed: {', '.join(assumed)} (set 'with 5 years', 'with pue 1.3')" if assumed else "")
-    )
+    told = f"; assumed: {', '.join(assumed)} (set 'with 5 years', 'with pue 1.3')" if assumed else ""
+    notes.append("total cost of ownership: " + t.formula() + told)
     return t
 
 
@@ -247,6 +261,12 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
         profile, profile_notes = ordering.choose(ctx, workload_term, ask.authority, ask.authority_column)
     mode = subject.mode
     strategy = mode.strategy if mode else "profile"
+    if strategy not in STRATEGIES:
+        raise ctx.error(
+            f"'{mode.label if mode else strategy}' ranks by '{strategy}', which kbq does not implement"
+            f" (one of {', '.join(sorted(STRATEGIES))}; kbq validate reports it)",
+            None,
+        )
     if profile is None and strategy == "profile":
         strategy = "name"
     found = list(ask.constraints)
@@ -300,6 +320,19 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
     if "electricity" in ask.settings:
         columns.add(shown, ctx.cat.keys.get("price"), ctx.cat.keys.get("tdp"))
     columns.add(shown, *columns.defaults(ctx, "always"))
+    price_key = ctx.cat.keys.get("price")
+    if price_key is not None and price_key in shown:
+        kinds = ctx.rows(
+            "SELECT DISTINCT ?l WHERE { ?o kbq:priceOf ?g ; kbq:priceKind ?k . ?g a kbq:GPU . ?k rdfs:label ?l"
+            " FILTER(?k != kb:UsedPrice) } ORDER BY ?l"
+        )
+        notes.append(
+            PRICE_RULE
+            + (f" (before {ask.as_of}, the day after the asked date)" if ask.as_of else " (today)")
+            + f"; kinds that count: {', '.join(str(r[0]) for r in kinds)} ('describe GPU' shows each observation)"
+        )
+        if not ask.as_of:
+            columns.add(shown, ctx.cat.keys_by_iri.get(CURRENT_PRICE_DATE))
     cooling = columns.cooling_key(ctx)
     segment = columns.segment_key(ctx)
     shown = [k for k in shown if k not in (cooling, segment)]

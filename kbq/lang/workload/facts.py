@@ -9,26 +9,10 @@ from typing import NamedTuple
 from kbq.lang import terms
 from kbq.lang.catalog import Term
 from kbq.lang.context import Context
+from kbq.lang.contract import MODEL_PROPERTIES
 from kbq.lang.workload.formulas import Facts, Format
 
-_MODEL_PROPS = {
-    "params": "parameterCount",
-    "active_params": "activeParameterCount",
-    "layers": "numLayers",
-    "hidden": "hiddenSize",
-    "heads": "attentionHeads",
-    "kv_heads": "kvHeads",
-    "head_dim": "headDim",
-    "ffn": "ffnSize",
-    "vocab": "vocabSize",
-    "max_context": "maxContext",
-    "kv_lora_rank": "kvLoraRank",
-    "rope_dim": "qkRopeHeadDim",
-    "window": "slidingWindow",
-    "window_layers": "slidingWindowLayers",
-    "experts": "numExperts",
-    "experts_per_token": "expertsPerToken",
-}
+_MODEL_PROPS = MODEL_PROPERTIES
 _FLOATS = {"params", "active_params"}
 
 

@@ -226,9 +226,9 @@ def plan_for(ctx: Context, form: str, asked: Asked) -> Plan:
     consts = est.scenario.constants
     usable = consts.get("usable_share")
     usable_share = usable.value if usable else 1.0
-    context = f", context {est.scenario.context:,}" if est.scenario.context is not None else ""
+    shape = f", context {est.scenario.context:,}, batch {est.scenario.batch}" if est.scenario.context is not None else ""
     explanation = [
-        f"workload: {est.process.label} of {est.model.label} ({est.format.label} weights{context}, batch {est.scenario.batch})",
+        f"workload: {est.process.label} of {est.model.label} ({est.format.label} weights{shape})",
         f"model facts from: {'; '.join(est.model.sources) or 'no source'}",
     ]
     if form != "how_many":  # how many lists them once it knows the count
@@ -280,7 +280,8 @@ def _memory_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:
         else:
             explanation.insert(
                 0,
-                f"verdict: {word} on {count} x {gpu.label} ({need:.1f} GB needed per GPU of {gpu.memory:g} GB; "
+                f"verdict: {word}{'' if est.memory.complete else ' at best (a lower bound: activations not counted)'}"
+                f" on {count} x {gpu.label} ({need:.1f} GB needed per GPU of {gpu.memory:g} GB; "
                 f"headroom {gpu.memory - need:+.1f} GB; 'fits' keeps {1 - usable_share:.0%} free"
                 + (f", per {usable.label}: {usable.source}" if usable else "")
                 + ")",
@@ -344,6 +345,7 @@ def _how_many_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:
             None,
         )
     n, need = ev.cards_needed, ev.per_gpu_gb or 0.0
+    least = "" if est.memory.complete else "at least "
     explanation += [f"assumed: {a}" for a in est.scenario.assumed(n)]
     rule = (
         f"smallest count whose per-GPU share fits {usable_share:.0%} of {gpu.memory:g} GB with a valid split"
@@ -351,10 +353,14 @@ def _how_many_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:
         if not est.process.training
         else f"smallest count whose per-GPU share fits {usable_share:.0%} of {gpu.memory:g} GB ({ev.split})"
     )
-    rows = [["GPUs needed", n, rule, usable.source if usable else ""],
+    rows = [["GPUs needed" + (" (at least)" if least else ""), n, rule, usable.source if usable else ""],
             ["per-GPU need (GB)", round(need, 2), "sum of the per-GPU lines of 'memory for ...'", ""],
             ["whole model (GB)", round(est.total, 2), "weights + KV cache/activations + optimizer + runtime", ""]]  # fmt: skip
-    explanation.insert(0, f"{n} x {gpu.label}: {ev.verdict} ({need:.1f} GB per GPU of {gpu.memory:g} GB; {ev.split})")
+    explanation.insert(
+        0,
+        f"{least}{n} x {gpu.label}: {ev.verdict} ({need:.1f} GB per GPU of {gpu.memory:g} GB; {ev.split})"
+        + ("; a lower bound: activations are not counted" if least else ""),
+    )
     link = gpu.interconnect or "an unknown link"
     if n > 1 and est.process.training:
         explanation.append(
@@ -395,7 +401,22 @@ def _rate(gpu: facts.Gpu, est: Estimate, ctx: Context) -> tuple[float, str]:
     raise QueryError(f"{gpu.label} has no sourced throughput figure")
 
 
+def _token_model(ctx: Context, est: Estimate, what: str, *, generates: bool) -> None:
+    """Speeds in tokens/s are for language models that generate tokens, training times in tokens for
+    models that read them; for any other model kbq says plainly that it cannot estimate them (never
+    tokens/s for a CNN)."""
+    if not (est.scenario.generates_tokens if generates else est.scenario.context is not None):
+        raise ctx.error(
+            f"kbq cannot estimate the {what} of {est.model.label}: its estimates count tokens, and {est.model.label}"
+            + (" is not a language model that generates them" if generates else " does not read tokens")
+            + " (no sourced images/s or iterations/s model is in the KB);"
+            f" 'fastest gpu for {est.model.label.lower()}' ranks GPUs by published measurements",
+            None,
+        )
+
+
 def _speed_plan(ctx, asked, est, consts, explanation) -> Plan:
+    _token_model(ctx, est, "speed", generates=True)
     gpu, count = _hardware(ctx, asked.hardware, "speed of ... on WHAT? e.g. 'on 2 x rtx 4090'", explanation)
     if gpu is None or gpu.bandwidth is None:
         raise ctx.error("that GPU has no sourced memory bandwidth", None)
@@ -438,6 +459,9 @@ def _speed_plan(ctx, asked, est, consts, explanation) -> Plan:
             " 'decode, layer split' is the layer (pipeline) split llama.cpp uses by default, one GPU's rate at batch 1"
         )
     rows.append([prefill.name, round(prefill.value, 0), prefill.unit, prefill.formula, mfu.source if mfu else ""])
+    output = asked.settings.get("output_tokens")
+    if output is not None and est.scenario.context is not None:
+        rows += _request_rows(est, gpu, count, int(output), decode, prefill, Roof(value, rate, mfu_value), consts)
     rows += _measured(ctx, asked, est, gpu, count, decode, Roof(value, rate, mfu_value), prefill, consts, explanation)
     per_gpu, split_notes = split(est, count, asked.settings)
     need = sum(line.gb for line in per_gpu)
@@ -470,6 +494,27 @@ def _serving(est, gpu, count, n_in, n_out, roof, consts) -> formulas.Speed | Non
         free_bytes=free, input_tokens=n_in, output_tokens=n_out, bandwidth_gbps=gpu.bandwidth, efficiency=roof.efficiency,
         tflops=roof.rate, mfu=roof.mfu, active_params=est.model.active or est.model.params, gpus=count,
     )  # fmt: skip
+
+
+def _request_rows(est, gpu, count, output, decode, prefill, roof, consts) -> list[list[object]]:
+    """'with 500 output tokens': one request's time (its prompt is the rest of the context) and
+    the serving throughput of requests of that shape (formulas.serving_throughput)."""
+    context = int(est.scenario.context)
+    if output >= context:
+        raise QueryError(f"output tokens ({output:,}) must be fewer than the context ({context:,} tokens: prompt + output)")
+    prompt = context - output
+    per_sequence = decode.value / int(est.settings["batch"])
+    seconds = prompt / prefill.value + output / per_sequence
+    rows: list[list[object]] = [[
+        "request time", round(seconds, 2), "s",
+        f"{prompt:,} prompt tokens / {prefill.value:,.0f} tokens/s + {output:,} output tokens / {per_sequence:,.1f} tokens/s"
+        " (decode per sequence)", "",
+    ]]  # fmt: skip
+    if gpu.memory is not None:
+        served = _serving(est, gpu, count, prompt, output, roof, consts)
+        if served is not None:
+            rows.append([served.name, round(served.value, 1), served.unit, served.formula, ""])
+    return rows
 
 
 class Roof(NamedTuple):
@@ -520,6 +565,7 @@ def _measured(ctx, asked, est, gpu, count, decode, roof, prefill, consts, explan
 
 
 def _time_plan(ctx, asked, est, consts, explanation) -> Plan:
+    _token_model(ctx, est, "training time", generates=False)
     gpu, count = _hardware(
         ctx, asked.hardware, "time to train ... with HOW MANY of WHICH GPU? e.g. 'with 64 x h100 sxm5'", explanation
     )
