@@ -13,6 +13,16 @@ KB = "https://kbq.dev/kb/"
 # kbq: terms the code reads (SPARQL it writes, IRIs it compares)
 TERMS = frozenset(
     (
+        "SentenceIntent",
+        "huggingFaceId",
+        "numLayers",
+        "SentenceWord",
+        "cue",
+        "intentPriority",
+        "numberValue",
+        "sentenceText",
+        "template",
+        "wordRole",
         "ActivationModel",
         "Algorithm",
         "Application",
@@ -186,6 +196,12 @@ MODEL_PROPERTIES = {
 # kb: individuals the code names
 INDIVIDUALS = frozenset(
     (
+        "DataSize",  # the dimension of a memory budget (sentence reader, words.budget)
+        "GQA",  # kbq model import: the attention kind of an imported model
+        "Inference",  # the process reverse questions size models for
+        "MHA",
+        "Money",
+        "TierDatasheet",  # kbq model import: the tier of a model's own file
         "DecodePhase",
         "DenseChassis",
         "FP16",
@@ -227,7 +243,7 @@ SETTINGS = frozenset(
 )
 
 # kbq:rankStrategy values the GPU ranking implements (kbq.lang.gpu.question)
-STRATEGIES = frozenset(("profile", "price", "value", "efficiency", "evidence"))
+STRATEGIES = frozenset(("profile", "price", "value", "efficiency", "evidence", "size"))
 
 # kbq:constantName values the evaluation reads
 CONSTANTS = frozenset(("bandwidth_efficiency", "cuda_context_gb", "logit_bytes", "mfu", "prefill_mfu", "usable_share"))
