@@ -70,7 +70,9 @@ def test_a_sharded_index_reads_its_shards_headers(tmp_path: Path) -> None:
     half = len(names) // 2
     save_file({k: tensors[k] for k in names[:half]}, str(tmp_path / "model-00001-of-00002.safetensors"))
     save_file({k: tensors[k] for k in names[half:]}, str(tmp_path / "model-00002-of-00002.safetensors"))
-    weight_map = {k: ("model-00001-of-00002.safetensors" if i < half else "model-00002-of-00002.safetensors") for i, k in enumerate(names)}
+    weight_map = {
+        k: ("model-00001-of-00002.safetensors" if i < half else "model-00002-of-00002.safetensors") for i, k in enumerate(names)
+    }
     (tmp_path / "model.safetensors.index.json").write_text(json.dumps({"metadata": {}, "weight_map": weight_map}))
     (tmp_path / "config.json").write_text(json.dumps(CONFIG))
     found = read_model(tmp_path / "model.safetensors.index.json")

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import json
 import math
-from decimal import Decimal
 import re
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -69,7 +69,9 @@ def read_model(path: str | Path, name: str | None = None) -> dict[str, Any]:
     elif file.suffix == ".json":
         found = _from_config(file)
     else:
-        raise KnowledgeFileError(str(file), None, "not a model file kbq reads (config.json, .gguf, .safetensors, .safetensors.index.json)")
+        raise KnowledgeFileError(
+            str(file), None, "not a model file kbq reads (config.json, .gguf, .safetensors, .safetensors.index.json)"
+        )
     if name:
         found["label"] = name
     facts = found["facts"]
@@ -142,13 +144,17 @@ def _from_config(file: Path) -> dict[str, Any]:
                 facts[prop] = value
                 break
     if "numLayers" not in facts or "hiddenSize" not in facts:
-        raise KnowledgeFileError(str(file), None, "not a model config: no layer count or hidden size (num_hidden_layers, hidden_size)")
+        raise KnowledgeFileError(
+            str(file), None, "not a model config: no layer count or hidden size (num_hidden_layers, hidden_size)"
+        )
     heads = facts.get("attentionHeads")
     if heads and "headDim" not in facts:
         facts["headDim"] = facts["hiddenSize"] // heads
     if heads and "kvHeads" not in facts:
         facts["kvHeads"] = heads
-    notes = [f"Architecture from {file.name} ({', '.join(config.get('architectures', []) or [str(config.get('model_type', '?'))])})."]
+    notes = [
+        f"Architecture from {file.name} ({', '.join(config.get('architectures', []) or [str(config.get('model_type', '?'))])})."
+    ]
     beside = sorted(file.parent.glob("*.safetensors"))
     if beside:
         counted = _from_safetensors_files(beside)
@@ -215,7 +221,10 @@ def _from_gguf(file: Path) -> dict[str, Any]:
     return {
         "label": str(name),
         "facts": facts,
-        "notes": [f"Architecture from the GGUF header of {file.name} (architecture {arch}); parameter count: the sum of its {len(reader.tensors)} tensors."],
+        "notes": [
+            f"Architecture from the GGUF header of {file.name} (architecture {arch}); "
+            f"parameter count: the sum of its {len(reader.tensors)} tensors."
+        ],
     }
 
 
@@ -237,7 +246,9 @@ def _from_index(file: Path) -> dict[str, Any]:
     shards = sorted({file.parent / str(s) for s in weight_map.values()})
     missing = [s.name for s in shards if not s.is_file()]
     if missing:
-        raise KnowledgeFileError(str(file), None, f"shard(s) not beside the index: {', '.join(missing[:3])} (their headers hold the shapes)")
+        raise KnowledgeFileError(
+            str(file), None, f"shard(s) not beside the index: {', '.join(missing[:3])} (their headers hold the shapes)"
+        )
     found = _from_safetensors_files(shards)
     config = file.parent / "config.json"
     if config.is_file():

@@ -173,4 +173,6 @@ class ReverseQuestion(NamedTuple):
     largest: bool = False
 
 
-Question = ReverseQuestion | SubjectQuestion | DescribeQuestion | CompareQuestion | WhyQuestion | RequirementsQuestion | WorkloadQuestion
+Question = (
+    ReverseQuestion | SubjectQuestion | DescribeQuestion | CompareQuestion | WhyQuestion | RequirementsQuestion | WorkloadQuestion
+)

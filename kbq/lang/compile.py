@@ -55,6 +55,7 @@ def compile_ast(question: ast.Question, catalog: Catalog, run: Run, text: str) -
         return why(ctx, question)
     from kbq.lang.workload.question import compile_workload
 
+    assert isinstance(question, ast.WorkloadQuestion)  # a reverse question returned above
     plan = compile_workload(ctx, question)
     plan.extra["lookups"] = ctx.lookups
     return plan
@@ -81,7 +82,8 @@ def _reverse(ctx: Context, q: ast.Question) -> ast.ReverseQuestion | None:
     if mode.strategy != "size":
         return None
     rest = ast.Phrase(words[cut:])
-    if not any(t.iri == MODEL for t in ctx.cat.candidates(rest.text, [OWL_CLASS]) + ctx.cat.candidates(rest.text.rstrip("s"), [OWL_CLASS])):
+    kinds = ctx.cat.candidates(rest.text, [OWL_CLASS]) + ctx.cat.candidates(rest.text.rstrip("s"), [OWL_CLASS])
+    if not any(t.iri == MODEL for t in kinds):
         raise ctx.error(f"'{mode.label}' ranks models: ask '{mode.label} model for GPU'", q.subject.column)
     hardware = q.target.phrase if q.target is not None and q.link == "for" else None
     return ast.ReverseQuestion(q.subject, q.clauses, hardware, largest=True)

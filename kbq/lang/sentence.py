@@ -173,9 +173,7 @@ class Reader:
 
     def spans(self) -> list[Span]:
         toks = self.toks
-        runs = {
-            (i, j): " ".join(toks[i:j]) for i in range(len(toks)) for j in range(i + 1, min(len(toks), i + _MAX_RUN) + 1)
-        }
+        runs = {(i, j): " ".join(toks[i:j]) for i in range(len(toks)) for j in range(i + 1, min(len(toks), i + _MAX_RUN) + 1)}
         texts = list(runs.values())
         texts += [_singular(t) for t in texts]
         texts += [t.split("/", 1)[1] for t in texts if "/" in t]  # a Hub id's name without its organisation
@@ -463,9 +461,9 @@ class Reader:
                 out.append(text)
         for intent in self.lex.intents:
             for template in intent.templates:
-                text = self.fill(template, slots)
-                if text is not None and text not in out and check(text) is None:
-                    out.append(text)
+                filled = self.fill(template, slots)
+                if filled is not None and filled not in out and check(filled) is None:
+                    out.append(filled)
                     break
             if len(out) >= 3:
                 break

@@ -445,7 +445,7 @@ class Words:
         while len(rest) > 1 and (
             normalise(rest[-1].text) == "of"
             or any(t.iri == GPU for t in self.cat.candidates(rest[-1].text))
-            or (self.cat.keys.get(normalise(rest[-1].text)) is not None and self.cat.keys[normalise(rest[-1].text)].dimension == _DATA_SIZE)
+            or getattr(self.cat.keys.get(normalise(rest[-1].text)), "dimension", None) == _DATA_SIZE
         ):
             rest.pop()
         quantity_words = tuple(rest)

@@ -10,9 +10,9 @@ from kbq.errors import QueryError
 from kbq.lang import ast
 from kbq.lang.catalog import Term
 from kbq.lang.context import Context
+from kbq.lang.evaluate import evaluate
 from kbq.lang.plan import Plan
 from kbq.lang.words import Hardware, PrecisionChoice, SettingValue
-from kbq.lang.evaluate import evaluate
 from kbq.lang.workload.facts import constants
 from kbq.lang.workload.question import _accelerator, _hardware, estimate
 from kbq.store.resources import KB_NS
@@ -93,8 +93,14 @@ def fitting_models(ctx: Context, clauses: tuple[ast.Clause, ...], hardware: ast.
     if unsized:
         explanation.append(f"not sized (facts missing): {', '.join(sorted(unsized))}")
     columns = ["model", "parameters_b", "format", "needed_gb_per_gpu", "verdict"]
-    return Plan("models", "", columns, units={"parameters_b": "B", "needed_gb_per_gpu": "GB"}, explanation=explanation,
-                extra={"rows": rows})
+    return Plan(
+        "models",
+        "",
+        columns,
+        units={"parameters_b": "B", "needed_gb_per_gpu": "GB"},
+        explanation=explanation,
+        extra={"rows": rows},
+    )
 
 
 def _assumptions(assumed: set[str]) -> list[str]:

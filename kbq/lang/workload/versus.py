@@ -35,7 +35,9 @@ def compare_setups(ctx: Context, setups: list[Hardware], q: ast.CompareQuestion)
         rows.append([name, setup.count, chart.get("capacity"), round(need, 2), chart.get("verdict"), decode])
         if not explanation or not explanation[0].startswith("workload:"):
             explanation[:0] = [line for line in memory.explanation if line.startswith(("workload:", "assumed:"))]
-    explanation.insert(0, "compare: " + " vs ".join(str(r[0]) for r in rows) + " for the workload (memory verdict, then decode rate)")
+    explanation.insert(
+        0, "compare: " + " vs ".join(str(r[0]) for r in rows) + " for the workload (memory verdict, then decode rate)"
+    )
     columns = ["setup", "gpus", "memory_per_gpu_gb", "needed_per_gpu_gb", "verdict", "decode_tokens_s"]
     units = {"memory_per_gpu_gb": "GB", "needed_per_gpu_gb": "GB", "decode_tokens_s": "tokens/s"}
     return Plan("versus", "", columns, units=units, explanation=explanation, extra={"rows": rows, "lookups": ctx.lookups[:5]})
