@@ -173,3 +173,54 @@ def test_real_sentences_get_an_answer_of_the_right_kind(kb) -> None:  # type: ig
 def test_real_sentences_reach_the_target(kb) -> None:  # type: ignore[no-untyped-def]
     right, total = _share(kb, held_out=False)
     assert right / total >= 0.90
+
+
+# --- the reference's sentences, and every documented example written as a sentence --------------------
+
+
+def _reference_sentences() -> list[tuple[str, str]]:
+    from kbq.lang import reference
+
+    return [pair for section in reference.sections() for pair in section.sentences]
+
+
+def _documented_examples() -> list[str]:
+    """Every question of the README's table of forms and `kbq "..."` commands, and every example of
+    the language reference (docs/language.md is generated from these)."""
+    import re
+    import shlex
+
+    from kbq.lang import reference
+
+    root = Path(__file__).resolve().parent.parent
+    found: list[str] = []
+    for line in (root / "README.md").read_text(encoding="utf-8").splitlines():
+        found += [shlex.split(chunk)[1] for chunk in re.findall(r'kbq "[^"]+"', line)]
+        if line.startswith("| ") and not line.startswith("| form"):
+            found += re.findall(r"`([^`]+)`", line.split("|")[2])
+    found += [e for section in reference.sections() for e in section.examples]
+    return list(dict.fromkeys(found))
+
+
+def test_the_reference_documents_sentences() -> None:
+    assert len(_reference_sentences()) >= 10
+    text = (Path(__file__).resolve().parent.parent / "docs" / "language.md").read_text(encoding="utf-8")
+    for sentence, canonical in _reference_sentences():
+        assert f"| {sentence} | `{canonical}` |" in text
+
+
+@pytest.mark.parametrize(("sentence", "canonical"), _reference_sentences())
+def test_every_reference_sentence_reads_as_documented(kb, sentence: str, canonical: str) -> None:  # type: ignore[no-untyped-def]
+    assert kb.answer(sentence).read_as == canonical
+
+
+@pytest.mark.slow
+def test_every_documented_example_works_written_as_a_sentence(kb) -> None:  # type: ignore[no-untyped-def]
+    examples = _documented_examples()
+    assert len(examples) >= 60
+    wrong = []
+    for example in examples:
+        answer = kb.answer(f"Hi! Quick question: {example}? Thanks")
+        if answer.read_as != example:
+            wrong.append((example, answer.read_as))
+    assert wrong == []

@@ -30,6 +30,7 @@ _COUNT_PREFIX = re.compile(r"^(\d+)[x×\*]([a-z].*|\d{3,}.*)$")  # '2x3090', '4x
 _SIZE = re.compile(r"^(?:\d+x)?\d+(?:\.\d+)?b$")  # '70b', '8x7b': a model size
 _GRAMMAR_WORD = re.compile(r"^[^\s=<>!(),\"']+$")
 _SLOT = re.compile(r"\{(\w+)\}")
+_PUNCTUATION = " ?!.,:;\"'\u3002\uff1f\uff01\uff0c"
 _OPTIONAL = ("at", "with", "under", "mode")
 _MAX_RUN = 7
 CheckFn = Callable[[str], Exception | None]  # None: the canonical question answers
@@ -365,6 +366,8 @@ class Reader:
         return _SLOT.sub(lambda m: slots[m.group(1)], template)
 
     def read(self, check: CheckFn) -> Reading:
+        if (embedded := self.embedded(check)) is not None:
+            return embedded
         spans = self.spans()
         slots = self.slots(spans)
         workloads = [s for s in spans if s.role == "workload"]
@@ -391,6 +394,33 @@ class Reader:
                         suggestions=readings,
                     )
         return self._reading(slots, check, spans)
+
+    def embedded(self, check: CheckFn) -> Reading | None:
+        """A canonical question inside the sentence ('hi! quick question: gpu for lstm? thanks'):
+        up to three words off either end, none of them a name the KB knows, and the rest answers."""
+        words = self.text.split()
+        for dropped in range(0, 7):
+            for left in range(0, min(dropped, 3) + 1):
+                right = dropped - left
+                if right > 3 or left + right >= len(words):
+                    continue
+                inner = " ".join(words[left : len(words) - right]).strip(_PUNCTUATION)
+                if not inner or inner == self.text:
+                    continue
+                outer = [w.strip(_PUNCTUATION).lower() for w in words[:left] + words[len(words) - right :]]
+                if self._names_any(outer):
+                    continue
+                if _form(inner) is not None and check(inner) is None:
+                    return Reading(inner, "as written", tuple(self.notes))
+        return None
+
+    def _names_any(self, words: list[str]) -> bool:
+        found = self.cat.lookup([w for w in words if w])
+        return any(
+            t.types & {GPU, GPU_FAMILY, MODEL, FAMILY, APPLICATION, AREA, PROCESS, PRECISION}
+            for terms in found.values()
+            for t in terms
+        )
 
     def _reading(self, slots: dict[str, str], check: CheckFn, spans: list[Span]) -> Reading:
         """The cued intents' templates in priority order; if none answers, every intent's first
