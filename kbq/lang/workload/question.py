@@ -271,7 +271,8 @@ def _memory_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:
         ev = evaluate(est.footprint, _accelerator(gpu), count, usable_share=usable_share)
         need = ev.per_gpu_gb if ev.per_gpu_gb is not None else total
         word = ev.verdict
-        supported = support(ctx, gpu.iri, est.compute) if asked.precision is not None and gpu.iri else None  # a budget: no card to ask
+        # a memory budget (no iri) has no card whose precision support could be asked
+        supported = support(ctx, gpu.iri, est.compute) if asked.precision is not None and gpu.iri else None
         if supported is not None and not supported.supported:
             word = "cannot run"
             explanation.insert(
