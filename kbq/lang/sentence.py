@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import lru_cache
 from typing import NamedTuple
 
 from kbq.errors import QueryError
@@ -30,6 +31,7 @@ _COUNT_PREFIX = re.compile(r"^(\d+)[x×\*]([a-z].*|\d{3,}.*)$")  # '2x3090', '4x
 _SIZE = re.compile(r"^(?:\d+x)?\d+(?:\.\d+)?b$")  # '70b', '8x7b': a model size
 _GRAMMAR_WORD = re.compile(r"^[^\s=<>!(),\"']+$")
 _SLOT = re.compile(r"\{(\w+)\}")
+_STRUCTURED = re.compile(r"[=<>]|\b(where|order\s+by|limit)\b", re.IGNORECASE)
 _PUNCTUATION = " ?!.,:;\"'\u3002\uff1f\uff01\uff0c"
 _OPTIONAL = ("at", "with", "under", "mode")
 _MAX_RUN = 7
@@ -408,8 +410,8 @@ class Reader:
                 if not inner or inner == self.text:
                     continue
                 outer = [w.strip(_PUNCTUATION).lower() for w in words[:left] + words[len(words) - right :]]
-                if self._names_any(outer):
-                    continue
+                if self._names_any(outer) or any(w in _keywords() for w in outer):
+                    continue  # nothing named and no structure word is dropped
                 if _form(inner) is not None and check(inner) is None:
                     return Reading(inner, "as written", tuple(self.notes))
         return None
@@ -435,7 +437,8 @@ class Reader:
                 if check(text) is None:
                     return Reading(text, intent.label, tuple(self.notes), template)
         readings: list[Reading] = []
-        for intent in self.lex.intents:
+        named = {k for k in ("workload", "hardware", "gpu") if k in slots}
+        for intent in self.lex.intents if named else ():  # no cue and nothing named: no reading to offer
             for template in intent.templates:
                 text = self.fill(template, slots)
                 if text is None or text in tried:
@@ -444,7 +447,6 @@ class Reader:
                 if check(text) is None:
                     readings.append(Reading(text, intent.label, tuple(self.notes), template))
                     break
-        named = {k for k in ("workload", "hardware", "gpu") if k in slots}
         if readings:
             used = [len(named & set(_SLOT.findall(r.template))) for r in readings]
             readings = [r for r, n in zip(readings, used, strict=True) if n == max(used)]
@@ -520,6 +522,16 @@ def _fmt(value: float) -> str:
     return str(int(value)) if value == int(value) else f"{value:g}"
 
 
+@lru_cache(maxsize=1)
+def _keywords() -> frozenset[str]:
+    """The grammar's keywords (for, on, with, where ...): words a sentence's wrapping never drops."""
+    from kbq.lang.parse import parser
+
+    return frozenset(
+        str(t.pattern.value).lower() for t in parser().terminals if t.pattern.type == "str" and str(t.pattern.value).isalpha()
+    )
+
+
 def _settings_clause(settings: list[str]) -> str:
     if not settings:
         return ""
@@ -550,6 +562,10 @@ def compile_text(text: str, catalog: Catalog, run: Run) -> Plan:
         return compile_question(text, catalog, run)
     except QueryError as exc:
         refused = exc
+    if _STRUCTURED.search(text):  # a condition, an order or a limit: a canonical question to fix, not a sentence
+        raise refused
+    if type(refused) is QueryError and _form(text) not in (None, "SubjectQuestion"):
+        raise refused  # the language read the form and its names: what is wrong is the question itself
     checked: dict[str, Exception | None] = {}
 
     def check(question: str) -> Exception | None:
@@ -560,8 +576,8 @@ def compile_text(text: str, catalog: Catalog, run: Run) -> Plan:
     try:
         reading = read_sentence(text, catalog, run, check)
     except AmbiguousSentenceError as several:
-        fixed = _substituted(refused, text, check)
-        if fixed:  # 'gpu for lstmm': the question as written with the KB's close name answers; say that first
+        if _substituted(refused, text, check) or _form(text) not in (None, "SubjectQuestion"):
+            # 'gpu for lstmm' (the KB's close name answers) or a form the language has: its own error first
             raise _teaching(refused, several, text, check) from None
         raise
     except SentenceError as unread:
@@ -627,6 +643,6 @@ def _teaching(refused: QueryError, unread: QueryError, text: str, check: CheckFn
         query=refused.query or text,
         column=refused.column,
         expected=[] if questions else refused.expected,
-        suggestions=questions[:4] or refused.suggestions,
+        suggestions=questions[:6] or refused.suggestions,
     )
     return error
