@@ -133,6 +133,11 @@ def test_the_overlay_answers_with_kb(tmp_path: Path) -> None:
     weights = next(row for row in answer.rows if row[0] == "weights")
     assert weights[1] == pytest.approx(EXACT * 2 / 1e9, abs=1e-3)  # FP16: 2 bytes per parameter
     assert any(str(tmp_path / "config.json") in line for line in answer.explanation)
+    by_id = kb.answer("memory for acme/Tiny-Llama-Test")  # the Hub id is a name (kbq:huggingFaceId in the name index)
+    assert by_id.read_as is None and by_id.rows == answer.rows
+    fine_tune = kb.answer("will acme/Tiny-Llama-Test-Instruct-GGUF fit on my 8gb card?")
+    assert fine_tune.read_as == "does Tiny Import Test fit on 8gb"
+    assert any("'instruct-gguf' names a fine-tune" in line for line in fine_tune.explanation)
 
 
 def test_the_command_reports_a_bad_file_without_a_traceback(tmp_path: Path) -> None:

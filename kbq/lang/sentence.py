@@ -220,16 +220,17 @@ class Reader:
 
     def _model_id(self, i: int, token: str) -> Span | None:
         """A Hub id or a model file's name ('meta-llama/Llama-3.1-8B-Instruct', 'llama-3.1-8b-instruct-gguf'):
-        fine-tune and packaging suffixes (kb/sentences.ttl) come off one at a time until a model is named."""
-        name = token.split("/", 1)[1] if "/" in token else token
+        fine-tune and packaging suffixes (kb/sentences.ttl) come off one at a time until a model is named,
+        with its organisation (a Hub id in the KB) or without (a label)."""
+        org, _, name = token.rpartition("/")
         parts = re.split(r"[-_]", name) if "-" in name or "_" in name else []
         dropped: list[str] = []
         while len(parts) > 1 and self.lex.roles.get(parts[-1]) == "suffix":
             dropped.insert(0, parts.pop())
-            for cut in range(len(parts), 0, -1):
-                base = "-".join(parts[:cut])
-                found = [t for t in self.cat.candidates(base) if t.is_a(MODEL)]
-                if len(found) == 1 and cut == len(parts):
+            base = "-".join(parts)
+            for candidate in ([f"{org}/{base}"] if org else []) + [base]:
+                found = [t for t in self.cat.candidates(candidate) if t.is_a(MODEL)]
+                if len(found) == 1:
                     self.notes.append(
                         f"'{token}' read as {found[0].label}: '{'-'.join(dropped)}' names a fine-tune or packaging of "
                         "the same architecture"
@@ -341,7 +342,7 @@ class Reader:
         workloads = by_role.get("workload", [])
         if workloads:
             process = by_role.get("process", [])
-            slots["workload"] = workloads[0].text + (f" {process[0].text}" if process else "")
+            slots["workload"] = self._base(workloads[0]) + (f" {process[0].text}" if process else "")
         elif "process" in by_role:
             slots["workload"] = by_role["process"][0].text
         hardware = [s for s in spans if s.role in ("gpu", "budget")]
@@ -360,6 +361,24 @@ class Reader:
         qualifiers = " ".join(s.text for s in by_role.get("qualifier", []))
         slots["mode"] = " ".join(p for p in ((mode[0].text if mode else "best"), qualifiers) if p)
         return slots
+
+    def _base(self, span: Span) -> str:
+        """A fine-tune the KB links to its base (kbq:baseModel) without facts of its own reads as the
+        base, whose architecture it shares; said in the answer."""
+        models = [t for t in span.terms if t.is_a(MODEL)]
+        if len(models) != 1:
+            return span.text
+        from kbq.lang import terms
+
+        rows = self.run(
+            PREFIXES + f"SELECT ?l WHERE {{ {terms.iri(models[0].iri)} kbq:baseModel ?b . ?b rdfs:label ?l "
+            f"FILTER NOT EXISTS {{ {terms.iri(models[0].iri)} kbq:numLayers ?n }} }} LIMIT 1"
+        ).rows
+        if not rows:
+            return span.text
+        base = str(rows[0][0])
+        self.notes.append(f"{models[0].label} read as {base}: a fine-tune of it (kbq:baseModel), with the same architecture")
+        return _say(base, span.text)
 
     def fill(self, template: str, slots: dict[str, str]) -> str | None:
         names = _SLOT.findall(template)
