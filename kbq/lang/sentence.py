@@ -15,7 +15,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import NamedTuple
 
-from kbq.errors import QueryError
+from kbq.errors import AmbiguousTermError, QueryError
 from kbq.lang.catalog import FAMILY, OWL_CLASS, PREFIXES, Catalog, Run, Term
 from kbq.lang.plan import Plan
 from kbq.lang.words import APPLICATION, AREA, CHASSIS_KIND, GPU, GPU_FAMILY, MODEL, PRECISION, PROCESS
@@ -396,16 +396,19 @@ class Reader:
             not any(t.is_a(MODEL) for s in workloads for t in s.terms)
             or (workloads[0].end < len(self.toks) and bool(_SIZE.match(self.toks[workloads[0].end])))
         )  # 'llama 70b': a family named with a size after it
-        if ("workload" not in slots or family_only) and (sized := self.sized()):
+        if (not workloads or family_only) and (sized := self.sized()):  # a process alone names no model
             if len(sized) == 1:  # 'a 72b model', 'Qwen1.5-72B-Chat': the KB's one model of that size, said so
                 model, size = sized[0]
                 self.notes.append(f"'{size}' read as {model}, the KB's model of that size (not the model named)")
-                slots["workload"] = model
+                process = next((s.text for s in spans if s.role == "process"), "")
+                slots["workload"] = f"{model} {process}".strip()
             else:  # several models of that size: their readings, not a guess
                 readings = []
+                process = next((s.text for s in spans if s.role == "process"), "")
                 for model, _size in sized[:4]:
                     try:
-                        readings.append(self._reading({**slots, "workload": model}, check, spans).canonical)
+                        workload = f"{model} {process}".strip()
+                        readings.append(self._reading({**slots, "workload": workload}, check, spans).canonical)
                     except QueryError:
                         continue
                 if readings:
@@ -429,11 +432,24 @@ class Reader:
                 if not inner or inner == self.text:
                     continue
                 outer = [w.strip(_PUNCTUATION).lower() for w in words[:left] + words[len(words) - right :]]
-                if self._names_any(outer) or any(w in _keywords() for w in outer):
-                    continue  # nothing named and no structure word is dropped
+                if self._names_any(outer) or not all(self._chatty(w) for w in outer):
+                    continue  # only words that mean nothing to the language are dropped
                 if _form(inner) is not None and check(inner) is None:
                     return Reading(inner, "as written", tuple(self.notes))
         return None
+
+    def _chatty(self, word: str) -> bool:
+        """A word the language gives no meaning: not a keyword, key, unit, setting, mode or number."""
+        norm = normalise(word)
+        return not (
+            word in _keywords()
+            or norm in self.cat.keys
+            or norm in self.cat.units
+            or norm in self.cat.settings
+            or norm in self.cat.modes
+            or any(ch.isdigit() for ch in word)
+            or any(ch in word for ch in "=<>")
+        )
 
     def _names_any(self, words: list[str]) -> bool:
         found = self.cat.lookup([w for w in words if w])
@@ -466,9 +482,9 @@ class Reader:
                 if check(text) is None:
                     readings.append(Reading(text, intent.label, tuple(self.notes), template))
                     break
-        if readings:
+        if readings:  # the readings that use the most of what the sentence names (and use some of it)
             used = [len(named & set(_SLOT.findall(r.template))) for r in readings]
-            readings = [r for r, n in zip(readings, used, strict=True) if n == max(used)]
+            readings = [r for r, n in zip(readings, used, strict=True) if n == max(used) and n > 0]
         if len(readings) == 1:
             return readings[0]
         if len(readings) > 1:
@@ -581,10 +597,6 @@ def compile_text(text: str, catalog: Catalog, run: Run) -> Plan:
         return compile_question(text, catalog, run)
     except QueryError as exc:
         refused = exc
-    if _STRUCTURED.search(text):  # a condition, an order or a limit: a canonical question to fix, not a sentence
-        raise refused
-    if type(refused) is QueryError and _form(text) not in (None, "SubjectQuestion"):
-        raise refused  # the language read the form and its names: what is wrong is the question itself
     checked: dict[str, Exception | None] = {}
 
     def check(question: str) -> Exception | None:
@@ -592,6 +604,14 @@ def compile_text(text: str, catalog: Catalog, run: Run) -> Plan:
             checked[question] = _answers(question, catalog, run)
         return checked[question]
 
+    if _STRUCTURED.search(text):  # a condition, an order or a limit: a canonical question, maybe wrapped in words
+        embedded = Reader(text, catalog, run).embedded(check)
+        if embedded is None:
+            raise refused
+        return _marked(compile_question(embedded.canonical, catalog, run), embedded)
+
+    if isinstance(refused, AmbiguousTermError):
+        raise refused  # a name with several meanings: its candidates are the readings
     try:
         reading = read_sentence(text, catalog, run, check)
     except AmbiguousSentenceError as several:
@@ -605,10 +625,28 @@ def compile_text(text: str, catalog: Catalog, run: Run) -> Plan:
         # a question of a form the language has ('speed of X on 24gb') keeps that form: its own error,
         # with the reading as a suggestion, rather than an answer to another question
         raise _teaching(refused, SentenceError("", suggestions=[reading.canonical]), text, check) from None
-    plan = compile_question(reading.canonical, catalog, run)
+    if _settings_named(text, catalog) - _settings_named(reading.canonical, catalog):
+        raise refused  # the reading would drop a setting the question names ('with selective recompute')
+    return _marked(compile_question(reading.canonical, catalog, run), reading)
+
+
+def _marked(plan: Plan, reading: Reading) -> Plan:
     plan.extra["read_as"] = reading.canonical
     plan.extra["read_notes"] = list(reading.notes)
     return plan
+
+
+def _settings_named(text: str, catalog: Catalog) -> set[str]:
+    """The settings a text names by their words ('selective recompute', 'zero', 'context')."""
+    toks = _tokens(text.lower())
+    found = set()
+    for i in range(len(toks)):
+        for j in range(i + 1, min(len(toks), i + 4) + 1):
+            setting = catalog.settings.get(normalise(" ".join(toks[i:j])))
+            rate = j < len(toks) and toks[j] in ("per", "/s", "/sec")  # 'tokens per second' is a rate, not a setting
+            if setting is not None and not rate:
+                found.add(setting.name)
+    return found
 
 
 def _form(text: str) -> str | None:
