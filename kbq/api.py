@@ -166,7 +166,7 @@ class KnowledgeBase:
         from kbq.models import Estimate, EstimateLine
 
         process, precision, gpu = (_optional_text(options.pop(name, None)) for name in ("process", "precision", "gpu"))
-        gpus = int(options.pop("gpus", 1) or 1)  # type: ignore[call-overload]
+        gpus = int(options.pop("gpus", 1))  # type: ignore[call-overload]  # 0 or a negative count is an error, not 1
         text, plan = workload_plan(
             self.catalog,
             self._run,

@@ -64,3 +64,12 @@ def test_a_new_ranking_strategy_fails_validation(tmp_path: Path) -> None:
     )
     found = validate_files([overlay])
     assert any("ranking strategy" in v.message for v in found), found
+
+
+def test_every_form_resolves_and_every_plan_kind_is_a_form() -> None:
+    from kbq.lang import forms
+
+    for form in forms.FORMS.values():
+        assert callable(forms.compiler(form.kind)) and callable(forms.shaper(form.kind)), form.kind
+    kinds = _spelled(r'Plan\(\s*"([a-z_]+)"') | _spelled(r'plan\.kind, plan\.subject = "([a-z_]+)"')
+    assert kinds and kinds <= set(forms.FORMS), kinds - set(forms.FORMS)

@@ -82,20 +82,31 @@ def test_workload_forms(kb) -> None:
 
 
 def test_memory_fit_columns(kb) -> None:
-    """cards_needed = ceil((need - runtime) / (memory x usable share - runtime)), the KB's constants."""
+    """cards_needed: the smallest count whose per-GPU share fits memory x the usable share, with
+    tensor parallelism when the count divides Llama 2 70B's 64 heads (its 8 KV heads replicated past
+    8) and a layer split of its 80 layers otherwise; derived here from the memory form's lines."""
+    import math
+
     answer = kb.answer("gpu for llama 2 70b inference at fp16 with 4k context")
     col = {c: i for i, c in enumerate(answer.columns)}
-    constants = dict(kb.table(
+    share = dict(kb.table(
         "PREFIX kbq: <https://kbq.dev/ontology#> SELECT ?n ?v WHERE { ?c kbq:constantName ?n ; kbq:value ?v }"
-    ).rows)  # fmt: skip
-    runtime, share = constants["cuda_context_gb"], constants["usable_share"]
+    ).rows)["usable_share"]  # fmt: skip
+    lines = {r[0]: r[1] for r in kb.answer("memory for llama 2 70b inference at fp16 with 4k context").rows}
+    weights, kv, runtime = lines["weights"], lines["KV cache"], lines["runtime (CUDA context)"]
     need = answer.rows[0][col["needed_gb"]]
-    assert need > 140  # 70B x 2 bytes, plus the KV cache and the runtime
+    assert need > 140 and abs(need - (weights + kv + runtime)) < 0.01  # 70B x 2 bytes, plus the KV cache and the runtime
+
+    def per_gpu(n: int) -> float:
+        if 64 % n == 0:
+            return runtime + weights / n + kv * max(8 / n, 1) / 8
+        return runtime + (weights + kv) * math.ceil(80 / n) / 80
+
     for row in answer.rows:
-        usable = row[col["memory"]] * share - runtime
-        expected = -(-(need - runtime) // usable) if usable > 0 else None
+        usable = row[col["memory"]] * share
+        expected = next((n for n in range(1, 81) if per_gpu(n) <= usable), None)
         assert row[col["cards_needed"]] == expected, row[1]
-    counts = [r[col["cards_needed"]] for r in answer.rows]
+    counts = [c if c is not None else 10**6 for c in (r[col["cards_needed"]] for r in answer.rows)]
     assert counts == sorted(counts)  # fewest cards first
 
 

@@ -60,3 +60,32 @@ def test_the_rule_can_fail() -> None:
     source = "def f():\n    from kbq.lang import catalog\n"
     tree_imports = {n.module for n in ast.walk(ast.parse(source)) if isinstance(n, ast.ImportFrom)}
     assert "kbq.lang" in tree_imports and _layer("kbq.lang") == "lang" and "lang" not in ALLOWED["store"]
+
+
+def _module_graph() -> dict[str, set[str]]:
+    names = {}
+    for path in MODULES:
+        name = ".".join(path.relative_to(PKG.parent).with_suffix("").parts).removesuffix(".__init__")
+        names[name] = path
+    return {name: {m for m in _imports(path) if m in names and m != name} for name, path in names.items()}
+
+
+def test_no_import_cycle() -> None:
+    """No module reaches itself through imports (lazy ones count): the workload model flows one way,
+    language -> scenario -> evaluate -> forms (once lang/gpu/question and lang/workload/question
+    imported each other)."""
+    graph = _module_graph()
+
+    def reaches(start: str) -> set[str]:
+        seen: set[str] = set()
+        todo = list(graph[start])
+        while todo:
+            module = todo.pop()
+            if module not in seen:
+                seen.add(module)
+                todo += graph[module]
+        return seen
+
+    cycles = sorted(m for m in graph if m in reaches(m))
+    assert not cycles, f"import cycles through {cycles}"
+    assert "kbq.lang.workload.question" in reaches("kbq.lang.gpu.question")  # so the check above can fail

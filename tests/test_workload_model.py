@@ -189,3 +189,96 @@ def test_assumptions_are_only_those_used(kb) -> None:  # type: ignore[no-untyped
     assert not any("ZeRO" in line for line in single.explanation if line.startswith("assumed:"))
     published = kb.ask("memory for deepseek v3 inference")
     assert any("weights in FP8" in line for line in published.explanation)
+
+
+def test_a_date_acts_the_same_on_the_price_column_and_a_price_filter(kb) -> None:  # type: ignore[no-untyped-def]
+    """The price rule at 'as of': the card the column prices at $1,499 passes 'under $2000' then."""
+    ranked = kb.ask("cheapest nvidia gpu with 24gb as of 2023-09")
+    price = ranked.columns.index("price")
+    name, cost = ranked.rows[0][1], ranked.rows[0][price]
+    assert cost is not None and cost < 2000
+    filtered = kb.ask("cheapest nvidia gpu with 24gb under $2000 as of 2023-09")
+    assert filtered.rows[0][1] == name and filtered.rows[0][price] == cost
+    where = kb.ask("nvidia gpus with 24gb where price <= 2000 as of 2023-09")
+    assert name in [r[1] for r in where.rows]
+    assert any(line.startswith("price: the lowest new-card price") for line in ranked.explanation)
+
+
+def test_instances_keep_only_what_the_cards_rule_holds(kb) -> None:  # type: ignore[no-untyped-def]
+    """Every instance offered for a workload holds it on its GPU count, as the memory form says
+    of the same GPUs (one evaluation, two doors)."""
+    answer = kb.ask("instances for llama 3.1 70b inference at fp8")
+    gpus, model = answer.columns.index("gpus"), answer.columns.index("gpu_model")
+    assert answer.rows
+    for row in answer.rows:
+        fit = kb.memory("llama 3.1 70b", process="inference", precision="fp8", gpu=str(row[model]), gpus=int(row[gpus]))
+        assert fit.explanation[0].startswith("verdict: fits"), (row[1], fit.explanation[0])
+
+
+FORM_MODELS = ["llama 3.1 8b", "llama 3.1 70b", "llama 3.1 405b", "llama 2 7b", "llama 2 70b", "mixtral 8x7b", "deepseek v3"]
+FORM_PROCESSES = ["inference", "lora training", "qlora training", "training"]
+FORM_PRECISIONS = ["", " at int4", " at fp8", " at q4_k_m"]
+FORM_GPUS = ["rtx 4090", "rtx 3090", "rtx 3060 12gb", "a100 sxm4 80gb", "h100 sxm5", "l40s", "h200 sxm"]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    model=st.sampled_from(FORM_MODELS),
+    process=st.sampled_from(FORM_PROCESSES),
+    precision=st.sampled_from(FORM_PRECISIONS),
+    gpu=st.sampled_from(FORM_GPUS),
+)
+def test_generated_workloads_get_one_count_in_every_form(kb, model: str, process: str, precision: str, gpu: str) -> None:  # type: ignore[no-untyped-def]
+    """Generated workloads asked three ways: how many == the ranking's cards_needed == compare's."""
+    workload = f"{model} {process}{precision}"
+    try:
+        n = _value(kb.ask(f"how many {gpu} for {workload}"), "GPUs needed")
+    except KbqError as exc:
+        if "no number of" not in str(exc):
+            return  # a workload the KB refuses (an inference format for full training ...), in every form alike
+        n = None
+    try:
+        ranking = kb.ask(f"gpu for {workload} where name in ({gpu})")
+    except KbqError:
+        assert n is None or "at fp8" in workload  # the ranking keeps only GPUs that run the precision
+        return
+    name = ranking.rows[0][1]
+    assert _cards(ranking, name) == n
+    other = FORM_GPUS[(FORM_GPUS.index(gpu) + 1) % len(FORM_GPUS)]
+    compared = kb.ask(f"compare {gpu} and {other} for {workload}")
+    if any(name == r[1] for r in compared.rows):
+        assert _cards(compared, name) == n
+
+
+def test_a_memory_budget_is_evaluated_like_a_card(scenario_of) -> None:  # type: ignore[no-untyped-def]
+    """Hardware may be a memory budget ('on a 24 gb gpu'): an Accelerator with only its memory."""
+    from kbq.lang.evaluate.hardware import budget
+    from kbq.lang.evaluate.memory import memory
+
+    s = scenario_of("Llama3.1-70B", "Inference", "INT4", 4096, 1)
+    fp = memory(s).footprint
+    on_budget = evaluate(fp, budget(24.0), usable_share=s.usable_share)
+    on_card = evaluate(fp, Accelerator("GeForce RTX 4090", KB_NS + "RTX4090", 24.0), usable_share=s.usable_share)
+    assert on_budget.cards_needed == on_card.cards_needed and on_budget.cards_needed is not None
+    assert on_budget.accelerator.is_budget and on_budget.accelerator.label == "a 24 GB GPU"
+    assert evaluate(fp, budget(24.0), 1, usable_share=s.usable_share).verdict == "does not fit"
+    assert evaluate(fp, Accelerator("unknown"), 1, usable_share=s.usable_share).verdict == "unknown"
+
+
+def test_the_library_names_the_limit_too(kb) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(KbqError, match=r"GPU count must be from 1 to 1,000,000 \(got 0\)"):
+        kb.memory("llama 3.1 8b", gpu="h100 sxm5", gpus=0)
+    with pytest.raises(KbqError, match=r"GPU count must be from 1"):
+        kb.memory("llama 3.1 8b", gpus=-2)
+    with pytest.raises(KbqError, match="mfu must be from 1% to 100%"):
+        kb.speed("llama 3.1 8b", gpu="rtx 4090", mfu=0.0)
+
+
+def test_an_instance_shows_the_speed_form_s_decode(kb) -> None:  # type: ignore[no-untyped-def]
+    """One speed function: an instance's tokens/s is 'speed of ... on N x GPU's decode (compute bound included)."""
+    answer = kb.ask("best value instance for llama 3.1 8b inference with batch 64")
+    col = {c: i for i, c in enumerate(answer.columns)}
+    row = answer.rows[0]
+    speed = kb.speed("llama 3.1 8b", gpu=str(row[col["gpu_model"]]), gpus=int(row[col["gpus"]]), batch=64)
+    decode = next(line.value for line in speed.lines if line.part == "decode")
+    assert abs(row[col["tokens_per_s"]] - decode) <= 0.06 + 1e-6 * decode  # the speed form rounds to 0.1

@@ -6,7 +6,7 @@ output tokens (the decode estimate of `speed of ...`), labelled as an estimate."
 from __future__ import annotations
 
 from kbq.errors import QueryError
-from kbq.lang import ast, terms
+from kbq.lang import ast, sparql, terms
 from kbq.lang.catalog import PREFIXES, Key, k
 from kbq.lang.context import Constraint, Context
 from kbq.lang.gpu import constraints as gpu_constraints
@@ -36,8 +36,8 @@ def _condition(ctx: Context, node: ast.Expr) -> tuple[str, str]:
     if isinstance(node, ast.Not):
         inner, words = _condition(ctx, node.expr)
         return f"!({inner})", f"not ({words})"
-    sparql, words = gpu_constraints.expr(ctx, node)  # a GPU key: the instance's GPU meets it
-    return f"EXISTS {{ ?inst kbq:instanceGpu ?gpu . FILTER({sparql}) }}", words
+    test, words = gpu_constraints.expr(ctx, node)  # a GPU key: the instance's GPU meets it
+    return f"EXISTS {{ ?inst kbq:instanceGpu ?gpu . FILTER({test}) }}", words
 
 
 def compile_instances(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan:
@@ -138,6 +138,12 @@ def compile_instances(ctx: Context, q: ast.SubjectQuestion, subject: Subject) ->
         )
         decode = _decode_spec(ctx, fit, notes)
         if decode is not None:
+            rate_keys = _rate_keys(ctx, fit)
+            for i, key in enumerate(rate_keys):
+                body.append(f"OPTIONAL {{ ?inst kbq:instanceGpu ?rg{i} . ?rg{i} {terms.iri(key.iri)} ?frate{i} }}")
+                select.append(f"?frate{i}")
+                names.append(f"fit_rate_{key.key}")
+                evaluation["hidden"].append(f"fit_rate_{key.key}")  # type: ignore[attr-defined]
             names += ["tokens_per_s", "usd_per_mtok"]
             evaluation["computed"] += ["tokens_per_s", "usd_per_mtok"]  # type: ignore[operator]
             evaluation["decode"] = decode
@@ -152,9 +158,7 @@ def compile_instances(ctx: Context, q: ast.SubjectQuestion, subject: Subject) ->
     if evaluation is not None:
         evaluation["by_cost"] = by_cost
     order_by = _order(ctx, order, keys, False)
-    sparql = PREFIXES + "SELECT " + " ".join(select) + "\nWHERE {\n  " + "\n  ".join(body) + "\n}\nORDER BY " + " ".join(order_by)
-    if limit and evaluation is None:
-        sparql += f"\nLIMIT {int(limit)}"
+    query = sparql.select(select, body, order_by, limit if evaluation is None else None, PREFIXES)
     explanation.append(
         "cloud instances: rates are on-demand list rates per hour for the whole instance, dated; 'as of DATE' picks the rate "
         "valid then; per_gpu_hour = rate / GPUs"
@@ -173,7 +177,7 @@ def compile_instances(ctx: Context, q: ast.SubjectQuestion, subject: Subject) ->
     units["usd_per_mtok"] = "USD"
     return Plan(
         "instances",
-        sparql,
+        query,
         names,
         units=units,
         explanation=explanation,
@@ -213,7 +217,15 @@ def _dated_rate(key: Key, before: str) -> str:
     )
 
 
-def _decode_spec(ctx: Context, fit, notes: list[str]) -> list[float] | None:
+def _rate_keys(ctx: Context, fit) -> list[Key]:
+    """The rate keys kbq.lang.evaluate.speed.dense_rate chooses among: the compute precision's, tensor, fp32."""
+    from kbq.lang.workload.question import compute_key
+
+    wanted = [compute_key(ctx, fit), "tensor", "fp32"]
+    return [ctx.cat.keys[k] for k in dict.fromkeys(w for w in wanted if w) if k in ctx.cat.keys]
+
+
+def _decode_spec(ctx: Context, fit, notes: list[str]) -> list[object] | None:
     """What the run-time decode estimate of each instance reads: the formula of 'speed of ...'
     (kbq.lang.workload.formulas.decode_speed) on the instance's GPUs; USD per million tokens from its rate."""
     if fit.process.training:
@@ -227,7 +239,13 @@ def _decode_spec(ctx: Context, fit, notes: list[str]) -> list[float] | None:
         " usd_per_mtok = rate / (tokens_per_s x 3600) x 10^6"
         + (f" (efficiency: {eff.source})" if eff else " (no sourced efficiency: roofline)")
     )
-    return [efficiency, fit.weight_bytes_active, fit.kv_bytes_per_seq, float(batch)]
+    mfu = fit.scenario.constants.get("prefill_mfu")
+    from kbq.lang.workload.question import compute_key
+
+    return [
+        efficiency, fit.weight_bytes_active, fit.kv_bytes_per_seq, float(batch), fit.model.active or 0.0,
+        mfu.value if mfu else 1.0, compute_key(ctx, fit),
+    ]  # fmt: skip
 
 
 def _order(ctx: Context, order: ast.Order | None, keys: list[Key], by_cost: bool) -> list[str]:

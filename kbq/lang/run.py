@@ -7,7 +7,7 @@ from __future__ import annotations
 from kbq.errors import NoResultError
 from kbq.lang import chartspec, terms
 from kbq.lang.catalog import KBQ_NS, PREFIXES, Catalog, Key, Run
-from kbq.lang.gpu.evaluated import evaluate_instances, evaluate_rows
+from kbq.lang.forms import Shaped, shaper
 from kbq.lang.plan import Plan
 from kbq.store.executor import Value
 
@@ -225,88 +225,108 @@ def _why(
     return table, explanation
 
 
-def run_plan(text: str, plan: Plan, catalog: Catalog, run: Run, *, explain: bool = False) -> Result:
-    """Execute a compiled question and shape its answer."""
-    rows = run(plan.sparql).rows if plan.sparql else []
+def shape_gpus(plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run, explain: bool) -> Shaped:
+    """A GPU ranking: candidates evaluated and ordered, runners-up, the chart, unknown figures."""
+    rows = candidates = _tidy(plan, _evaluated(plan, rows, run))
     explanation = list(plan.explanation)
-    removed: list[list[Value]] = []
-    columns = plan.columns
+    removed = removed_by(plan, run) if explain and plan.constraints else []
+    lines: list[str] = []
     extra: dict[str, object] = {}
-    if plan.kind in ("gpus", "why") and not rows:
-        raise NoResultError(emptied_by(plan, run) if plan.constraints else "no GPU in the KB")
-    if plan.kind in ("gpus", "why"):
-        rows = evaluate_rows(plan, rows)
-        if not rows:
-            limit = (plan.extra.get("evaluation") or {}).get("cards_limit")
-            raise NoResultError(f"no GPU that meets the constraints holds the workload in {limit} card(s)")
-    if plan.kind == "gpus":
-        rows = candidates = _tidy(plan, rows)
-        if explain and plan.constraints:
-            removed = removed_by(plan, run)
-        lines: list[str] = []
-        if plan.extra.get("runners_up"):
-            rows, lines = _runners_up(plan, rows)
-        elif plan.limit:
-            rows = rows[: plan.limit]
-        chart = chartspec.gpu_chart(plan, candidates, rows, catalog)
-        if chart is not None:
-            extra["chart"] = chart
-        if rows and plan.extra.get("best"):
-            explanation.insert(0, f"best: {rows[0][1]}")
-        explanation[1:1] = lines
-        explanation[1:1] = _evidence(plan, rows, catalog, run)
-        unknown = _unknowns(plan, rows)
-        if unknown:
-            explanation.append("unknown figures (no source in the KB; each counted as the candidates' mean): " + unknown)
-    elif plan.kind == "why":
-        rows = _tidy(plan, rows)
-        candidate = any(r[0] == plan.subject for r in rows)
-        everything_removed = removed_by(plan, run) if plan.constraints and (explain or not candidate) else []
-        rows, explanation = _why(plan, rows, catalog, run, everything_removed)
-        columns = ["rank", "attribute", "value", "best_candidate", "unit"]
-        removed = everything_removed if explain else []
-    elif plan.kind == "describe":
-        rows = _describe(plan, rows, catalog, run)
-        columns = ["property", "value"]
-    elif plan.kind == "compare":
-        rows, attributes = _compare(plan, rows, catalog)
-        sources: dict[str, list[str]] = {}
-        for iri in plan.extra.get("gpus", []):
-            cited = run(PREFIXES + f"SELECT ?s WHERE {{ {terms.iri(str(iri))} dcterms:source ?s }} ORDER BY ?s").rows
-            sources[catalog.label(iri)] = [str(c[0]) for c in cited]
-            explanation.append(f"sources for {catalog.label(iri)}: " + ", ".join(sources[catalog.label(iri)]))
-        gpus = plan.extra.get("gpus")
-        names = [catalog.label(g) for g in gpus] if isinstance(gpus, list) else []
-        chart = chartspec.compare_chart(names, rows, attributes, sources)
-        if chart is not None:
-            extra["chart"] = chart
-    elif plan.kind == "instances":
-        rows, columns = evaluate_instances(plan, rows)
-        if not rows:
-            raise NoResultError("no cloud instance matches: " + "; ".join(c[0] for c in plan.constraints))
-    elif plan.kind == "list":
-        rows = [list(r) for r in rows]
-        if not rows:
-            raise NoResultError(f"nothing found: {explanation[0]}")
-    elif plan.kind in ("memory", "speed", "time", "how_many", "models", "versus"):
-        from kbq.lang.workload.answer import shape
+    if plan.extra.get("runners_up"):
+        rows, lines = _runners_up(plan, rows)
+    elif plan.limit:
+        rows = rows[: plan.limit]
+    chart = chartspec.gpu_chart(plan, candidates, rows, catalog)
+    if chart is not None:
+        extra["chart"] = chart
+    if rows and plan.extra.get("best"):
+        explanation.insert(0, f"best: {rows[0][1]}")
+    explanation[1:1] = lines
+    explanation[1:1] = _evidence(plan, rows, catalog, run)
+    unknown = _unknowns(plan, rows)
+    if unknown:
+        explanation.append("unknown figures (no source in the KB; each counted as the candidates' mean): " + unknown)
+    return Shaped(rows, plan.columns, explanation, removed, extra)
 
-        rows, columns, explanation, extra = shape(plan, rows)
-    else:
-        rows = [list(r) for r in rows]
+
+def shape_why(plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run, explain: bool) -> Shaped:
+    """Why a GPU for a workload: its place in the ranking, rank by rank."""
+    rows = _tidy(plan, _evaluated(plan, rows, run))
+    candidate = any(r[0] == plan.subject for r in rows)
+    everything_removed = removed_by(plan, run) if plan.constraints and (explain or not candidate) else []
+    rows, explanation = _why(plan, rows, catalog, run, everything_removed)
+    columns = ["rank", "attribute", "value", "best_candidate", "unit"]
+    return Shaped(rows, columns, explanation, everything_removed if explain else [])
+
+
+def shape_describe(plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run, explain: bool) -> Shaped:
+    return Shaped(_describe(plan, rows, catalog, run), ["property", "value"], list(plan.explanation))
+
+
+def shape_compare(plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run, explain: bool) -> Shaped:
+    """GPUs side by side (no workload): one row per attribute, sources, the comparison chart."""
+    table, attributes = _compare(plan, rows, catalog)
+    explanation = list(plan.explanation)
+    sources: dict[str, list[str]] = {}
+    for iri in plan.extra.get("gpus", []):
+        cited = run(PREFIXES + f"SELECT ?s WHERE {{ {terms.iri(str(iri))} dcterms:source ?s }} ORDER BY ?s").rows
+        sources[catalog.label(iri)] = [str(c[0]) for c in cited]
+        explanation.append(f"sources for {catalog.label(iri)}: " + ", ".join(sources[catalog.label(iri)]))
+    gpus = plan.extra.get("gpus")
+    names = [catalog.label(g) for g in gpus] if isinstance(gpus, list) else []
+    chart = chartspec.compare_chart(names, table, attributes, sources)
+    return Shaped(table, plan.columns, explanation, [], {"chart": chart} if chart is not None else {})
+
+
+def shape_instances(plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run, explain: bool) -> Shaped:
+    """Cloud instances: for a workload, each evaluated on its own GPUs (kbq.lang.gpu.evaluated)."""
+    from kbq.lang.gpu.evaluated import evaluate_instances
+
+    table, columns = evaluate_instances(plan, rows)
+    if not table:
+        raise NoResultError("no cloud instance matches: " + "; ".join(c[0] for c in plan.constraints))
+    return Shaped(table, columns, list(plan.explanation))
+
+
+def shape_list(plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run, explain: bool) -> Shaped:
+    if not rows:
+        raise NoResultError(f"nothing found: {plan.explanation[0]}")
+    return Shaped([list(r) for r in rows], plan.columns, list(plan.explanation))
+
+
+def shape_rows(plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run, explain: bool) -> Shaped:
+    return Shaped([list(r) for r in rows], plan.columns, list(plan.explanation))
+
+
+def _evaluated(plan: Plan, rows: list[list[Value]], run: Run) -> list[list[Value]]:
+    """A ranking's rows: none is no answer; a workload's candidates are evaluated and ordered."""
+    if not rows:
+        raise NoResultError(emptied_by(plan, run) if plan.constraints else "no GPU in the KB")
+    if not plan.extra.get("evaluation"):
+        return rows
+    from kbq.lang.gpu.evaluated import evaluate_rows  # only a ranking whose rows are evaluated pays its import
+
+    return evaluate_rows(plan, rows)
+
+
+def run_plan(text: str, plan: Plan, catalog: Catalog, run: Run, *, explain: bool = False) -> Result:
+    """Execute a compiled question and shape its answer with its form's shaper (kbq.lang.forms)."""
+    rows = run(plan.sparql).rows if plan.sparql else []
+    shaped = shaper(plan.kind)(plan, rows, catalog, run, explain)
+    explanation = shaped.explanation
     read_as = plan.extra.get("read_as")
-    if read_as:
+    if read_as:  # a sentence: the answer starts with the canonical question it answered
         explanation = [f"read as: {read_as}", *plan.extra.get("read_notes", []), *explanation]
     return Result(
         question=text,
         kind=plan.kind,
-        columns=columns,
-        rows=rows,
+        columns=shaped.columns,
+        rows=shaped.rows,
         sparql=plan.shown_sparql(),
         explanation=explanation,
-        removed=removed,
+        removed=shaped.removed,
         units=plan.units,
-        extra=extra or {k: v for k, v in plan.extra.items() if k in ("breakdown", "chart")},
+        extra=shaped.extra or {k: v for k, v in plan.extra.items() if k in ("breakdown", "chart")},
         read_as=read_as,
     )
 

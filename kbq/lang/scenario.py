@@ -71,6 +71,7 @@ class Scenario:
     assumptions: tuple[Assumption, ...] = ()
     notes: tuple[str, ...] = ()
     generates_tokens: bool = False  # a decoder language model: its speed is in tokens/s
+    gate: Term | None = None  # the precision every form checks the hardware runs: the asked one, or the published one
     hardware: Accelerator | None = None
     count: int | None = None  # GPUs the question names ('on 3 x a100'); None: not named
 
@@ -214,8 +215,9 @@ def resolve(
         if precision is not None and precision.iri != process.base.iri:
             notes.append(f"{process.label} keeps the base in {process.base.label}; '{precision.label}' applies to compute")
         fmt_term = process.base
+    gate = precision
     if fmt_term is None and published is not None and not process.training:
-        fmt_term = published
+        fmt_term = gate = published
         assumed.append(Assumption(f"weights in {published.label}: the precision {model.label} is published in"))
     if fmt_term is None:
         d = named.get("precision")
@@ -301,7 +303,7 @@ def resolve(
         model_iri=model_term.iri, model=model, process=process, weights=fmt, weights_iri=fmt_term.iri, compute=compute,
         kv=kv, context=context, batch=batch, zero_stage=zero, offload=offload, recompute=recompute, activation=activation,
         lora_rank=lora_rank, chunked_loss=bool(settings.get("chunked_loss")), constants=consts, settings=clean,
-        assumptions=tuple(assumed), notes=tuple(notes), generates_tokens=sequence and not encoder_only,
+        assumptions=tuple(assumed), notes=tuple(notes), generates_tokens=sequence and not encoder_only, gate=gate,
         hardware=hardware, count=count,
     )  # fmt: skip
 

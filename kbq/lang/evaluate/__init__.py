@@ -4,7 +4,9 @@ Layout of the workload model (see kbq.lang.scenario for the first step):
   language (kbq.lang.parse -> kbq.lang.ast)
   -> scenario (kbq.lang.scenario.resolve: the question + the KB's named defaults -> Scenario)
   -> evaluate (this package, one module per concern: memory, split, speed, cost, support, hardware)
-  -> forms (how many, ranking, compare, fit, why, speed, time, instances, value: views on Evaluations)
+  -> forms (kbq.lang.forms: one registry of every plan kind with its compiler and shaper; how many,
+     ranking, compare, fit, why, speed, time, instances, value are views on Evaluations; a ranking's
+     candidates are evaluated at run time by kbq.lang.gpu.evaluated)
   -> render (kbq.lang.run, kbq.lang.chartspec, kbq.output).
 
 Public API other work builds on:
@@ -14,7 +16,10 @@ Public API other work builds on:
   - `kbq.lang.evaluate.split.per_gpu_lines(footprint, n)`: the per-GPU lines and the split used
   - `evaluate(footprint, accelerator, count=None, usable_share=...) -> Evaluation`
   - `kbq.lang.evaluate.hardware.Accelerator` (a card, or `budget(24.0)`: a memory budget)
-  - `kbq.lang.evaluate.cost`: the one price rule and TCO; `kbq.lang.evaluate.support`: precision path.
+  - `kbq.lang.evaluate.cost`: the one price rule (PRICE_RULE; its SPARQL in kbq.lang.gpu.columns:
+    dated_pattern for a column, price_test for a filter) and TCO, $/Mtok;
+    `kbq.lang.evaluate.support.support(ctx, gpu_iri, precision)`: native / weight-only / not at all.
+  - `kbq.lang.contract`: every KB name the code reads (tests/test_contract.py checks both ways).
 An Evaluation is plain data, so a ranking evaluates its candidates at run time from a cached plan.
 """
 

@@ -14,6 +14,7 @@ logits and the runtime stay per GPU.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import NamedTuple
 
@@ -141,8 +142,10 @@ def _training(fp: Footprint, n: int) -> Split:
     return Split(kind, tuple(out), note)
 
 
+@functools.lru_cache(maxsize=4096)
 def per_gpu_gb(fp: Footprint, n: int) -> float | None:
-    """GB each of `n` GPUs holds (the most loaded one), or None when `n` is not a valid split."""
+    """GB each of `n` GPUs holds (the most loaded one), or None when `n` is not a valid split.
+    Cached: a ranking asks it of one footprint for every candidate's counts."""
     s = split_for(fp, n)
     if s is None:
         return None
@@ -189,6 +192,7 @@ class Count(NamedTuple):
     split: str
 
 
+@functools.lru_cache(maxsize=1024)
 def cards_needed(fp: Footprint, usable_gb: float) -> Count | None:
     """THE rule: the smallest GPU count whose split is valid and whose per-GPU share fits in
     `usable_gb` (the GPU's memory x the usable share). None when no count holds it."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime
 import re
 
-from kbq.lang import ast, terms
+from kbq.lang import ast, sparql, terms
 from kbq.lang.catalog import Key, Term
 from kbq.lang.context import Constraint, Context, Status
 from kbq.lang.gpu.columns import CURRENT_PRICE, price_test
@@ -19,9 +19,7 @@ _FALSE = {"no", "false", "n", "0"}
 NAME_KEY = "name"  # `where name in (a100, h100)`: GPUs by their names
 
 
-def double(var: str) -> str:
-    """An engine-neutral numeric cast: integers divide as integers on some stores (Virtuoso)."""
-    return f"xsd:double({var})"
+double = sparql.double  # kept under its old name for the modules that cast through constraints
 
 
 # --- dates -------------------------------------------------------------------------------------
@@ -66,8 +64,8 @@ def where(ctx: Context, node: ast.Expr) -> list[Constraint]:
     """Top-level conjuncts become separate constraints (so --explain can say which removed what)."""
     if isinstance(node, ast.And):
         return [c for item in node.items for c in where(ctx, item)]
-    sparql, words = expr(ctx, node)
-    return [Constraint(words, sparql)]
+    test, words = expr(ctx, node)
+    return [Constraint(words, test)]
 
 
 def expr(ctx: Context, node: ast.Expr) -> tuple[str, str]:

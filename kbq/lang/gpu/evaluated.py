@@ -57,7 +57,8 @@ def evaluate_rows(plan: Plan, rows: list[list[Value]]) -> list[list[Value]]:
         if t is not None:
             price = _number(row[col["price"]]) if "price" in col else None
             tdp = _number(row[col["tdp"]]) if "tdp" in col else None
-            row[col["tco_usd"]] = tco(t, price, tdp, cards)
+            cost = tco(t, price, tdp, cards)
+            row[col["tco_usd"]] = round(cost, 2) if cost is not None else None
     limit = spec.get("cards_limit")
     if limit:
         at = col["cards_needed"]
@@ -106,7 +107,7 @@ def evaluate_instances(plan: Plan, rows: list[list[Value]]) -> tuple[list[list[V
     spec = plan.extra.get("evaluation")
     if not spec:
         return [list(r) for r in rows], plan.columns
-    from kbq.lang.workload.formulas import decode_speed
+    from kbq.lang.evaluate import speed
 
     rows = full_rows(plan, rows)
     col = {c: i for i, c in enumerate(plan.columns)}
@@ -124,13 +125,19 @@ def evaluate_instances(plan: Plan, rows: list[list[Value]]) -> tuple[list[list[V
         decode = spec.get("decode")
         bandwidth = _number(row[col["fit_gpu_bandwidth"]])
         if decode is not None and bandwidth is not None:
-            efficiency, weight_bytes, kv_bytes, batch = decode
-            speed = decode_speed(
+            efficiency, weight_bytes, kv_bytes, batch, active, mfu, compute = decode
+            rates = {
+                name.removeprefix("fit_rate_"): value
+                for name, i in col.items()
+                if name.startswith("fit_rate_") and (value := _number(row[i])) is not None
+            }
+            tokens, _prefill = speed.decode(
                 weight_bytes=weight_bytes, kv_bytes_per_seq=kv_bytes, batch=int(batch), bandwidth_gbps=bandwidth,
-                gpus=count, efficiency=efficiency, efficiency_text="",
+                gpus=count, efficiency=efficiency, efficiency_text="", active_params=active,
+                rate=speed.dense_rate(rates, compute), mfu=mfu,
             )  # fmt: skip
-            row[col["tokens_per_s"]] = speed.value
-            row[col["usd_per_mtok"]] = usd_per_mtok(_number(row[col["price"]]) if "price" in col else None, speed.value)
+            row[col["tokens_per_s"]] = tokens.value
+            row[col["usd_per_mtok"]] = usd_per_mtok(_number(row[col["price"]]) if "price" in col else None, tokens.value)
         kept.append(row)
     if spec.get("by_cost"):
         at = col["usd_per_mtok"]

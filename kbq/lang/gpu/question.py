@@ -6,11 +6,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple
 
 from kbq.errors import QueryError
-from kbq.lang import ast, terms
+from kbq.lang import ast, sparql, terms
 from kbq.lang.catalog import Key, Term, k
 from kbq.lang.context import Constraint, Context, Status
 from kbq.lang.contract import STRATEGIES
 from kbq.lang.evaluate.cost import PRICE_RULE, Tco
+from kbq.lang.evaluate.split import cards_needed
 from kbq.lang.gpu import columns, constraints, explain, ordering
 from kbq.lang.gpu.ordering import Metric, Profile
 from kbq.lang.plan import Plan
@@ -275,13 +276,15 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
     path_note = None
     tensor = ctx.cat.keys.get("tensor")
     rate = rate_key(ctx, ask.precision)
-    if ask.precision is not None:
-        c, precision_notes, path_note = constraints.precision(ctx, ask.precision)
+    fit = memory_fit(ctx, ask, workload_term, notes)
+    gate = fit.scenario.gate if fit is not None else ask.precision  # a model's published precision gates too
+    if gate is not None:
+        rate = rate_key(ctx, gate)
+        c, precision_notes, path_note = constraints.precision(ctx, gate)
         found.append(c)
         notes += precision_notes
-    fit = memory_fit(ctx, ask, workload_term, notes)
     if fit is not None and ask.cards:
-        notes.append(f"kept: GPUs on which {fit.model.label} fits in {ask.cards} card(s) (the cards-needed rule)")
+        found.append(_fits_in(ctx, fit, ask.cards))
     # --- columns ---------------------------------------------------------------------------
     shown: list[Key] = []
     metrics: list[list[Metric]] = []
@@ -414,15 +417,7 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
     runners_up = bool(mode and mode.runners_up and not any(k is segment for k, _t, _p in subject.qualifiers))
     # a mode's own limit ('cheapest': 1) is applied to the rows, so the chart can show the nearest candidates
     sparql_limit = None if runners_up or not (ask.limit or subject.count) or computed else limit
-    sparql = (
-        "SELECT "
-        + " ".join(select)
-        + "\nWHERE {\n  "
-        + "\n  ".join(body)
-        + "\n}\nORDER BY "
-        + " ".join(order)
-        + (f"\nLIMIT {int(sparql_limit)}" if sparql_limit else "")
-    )
+    query = sparql.select(select, body, order, sparql_limit)
     units = {k.key: k.unit_symbol for k in shown if k.unit_symbol}
     if tco is not None:
         units["tco_usd"] = "USD"
@@ -446,7 +441,7 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
     explanation += explain.constraint_lines(found)
     return Plan(
         "gpus",
-        _prefixes() + sparql,
+        _prefixes() + query,
         names,
         units=units,
         explanation=explanation,
@@ -489,6 +484,21 @@ def _picture(
     }
 
 
+def _fits_in(ctx: Context, fit: Estimate, cards: int) -> Constraint:
+    """'in an 8-card server': the GPUs the cards-needed rule says hold the workload in that many
+    cards, evaluated here (kbq.lang.evaluate) on each GPU's memory; SPARQL only receives the list,
+    so the ranking's candidates (and the best figures its score divides by) are those GPUs."""
+    share = fit.scenario.usable_share
+    rows = ctx.rows("SELECT ?gpu ?m WHERE { ?gpu a kbq:GPU ; kbq:memory ?m } ORDER BY ?gpu")
+    held = []
+    for gpu, memory in rows:
+        needed = cards_needed(fit.footprint, float(memory) * share)  # type: ignore[arg-type]
+        if needed is not None and needed.cards <= cards:
+            held.append(terms.iri(str(gpu)))
+    test = f"?gpu IN ({', '.join(held)})" if held else "false"
+    return Constraint(f"{fit.model.label} fits in {cards} card(s) (the cards-needed rule on each GPU's memory)", test)
+
+
 def _evaluation_spec(
     ctx: Context,
     ask: Ask,
@@ -517,7 +527,7 @@ def _evaluation_spec(
         "computed": computed,
         "footprint": fit.footprint.to_data() if fit is not None else None,
         "usable_share": fit.scenario.usable_share if fit is not None else 1.0,
-        "cards_limit": ask.cards if fit is not None else None,
+        "cards_limit": None,  # 'in N cards' is a constraint (_fits_in): the candidates already fit
         "cards_first": _cards_first(ask, strategy, fit is not None),
         "strategy": strategy,
         "cost_key": cost_key,
@@ -566,10 +576,7 @@ def _order_words(order: ast.Order | None) -> str | None:
     return order.ratio.text + direction
 
 
-def _unknown(var: str) -> str:
-    """1 when `var` is unbound, else 0, as a sort key. Not IF(BOUND(var), 0, 1): Virtuoso 7 calls
-    every variable a subquery projects bound, even where the subquery left it unbound."""
-    return f"COALESCE(STRLEN(STR({var})) * 0, 1)"
+_unknown = sparql.unknown
 
 
 def _cards_first(ask: Ask, strategy: str, fitted: bool) -> bool:

@@ -49,6 +49,6 @@ def workload_plan(
         if process_term is None:
             raise ctx.error(f"say which process for {model_term.label}", None)
     precision_term = name(precision, (PRECISION,), "precision") if precision else None
-    hardware = Hardware(gpus, name(gpu, (GPU, GPU_FAMILY), "GPU"), 1) if gpu else (Hardware(gpus, None, 1) if gpus > 1 else None)
+    hardware = Hardware(gpus, name(gpu, (GPU, GPU_FAMILY), "GPU"), 1) if gpu else (Hardware(gpus, None, 1) if gpus != 1 else None)
     asked = Asked(model_term, process_term, precision_term, {k: v for k, v in settings.items() if v is not None}, hardware, 1)
     return text, plan_for(ctx, form, asked)

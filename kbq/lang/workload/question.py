@@ -11,8 +11,9 @@ from kbq.errors import QueryError
 from kbq.lang import ast, terms
 from kbq.lang.catalog import Term
 from kbq.lang.context import Context
-from kbq.lang.evaluate import Accelerator, evaluate, verdict
+from kbq.lang.evaluate import Accelerator, evaluate, speed, verdict
 from kbq.lang.evaluate.memory import LinesError, Memory, memory
+from kbq.lang.evaluate.speed import dense_rate
 from kbq.lang.evaluate.split import Footprint, floor_gb, per_gpu_gb, per_gpu_lines
 from kbq.lang.evaluate.support import support
 from kbq.lang.plan import Plan
@@ -272,7 +273,7 @@ def _memory_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:
         need = ev.per_gpu_gb if ev.per_gpu_gb is not None else total
         word = ev.verdict
         # a memory budget (no iri) has no card whose precision support could be asked
-        supported = support(ctx, gpu.iri, est.compute) if asked.precision is not None and gpu.iri else None
+        supported = support(ctx, gpu.iri, est.compute) if est.scenario.gate is not None and gpu.iri else None
         if supported is not None and not supported.supported:
             word = "cannot run"
             explanation.insert(
@@ -332,7 +333,7 @@ def _how_many_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:
         raise ctx.error("that GPU has no sourced memory size", None)
     notes: list[str] = []
     if est.scenario.weights_iri and gpu.iri:
-        supported = support(ctx, gpu.iri, est.compute) if asked.precision is not None else None
+        supported = support(ctx, gpu.iri, est.compute) if est.scenario.gate is not None else None
         if supported is not None and not supported.supported:
             raise ctx.error(f"{gpu.label} {supported.path}: it cannot run {est.format.label} ({supported.requirement})", None)
         if supported is not None:
@@ -390,16 +391,17 @@ def _accelerator(gpu: facts.Gpu) -> Accelerator:
     )
 
 
+def compute_key(ctx: Context, est: Estimate) -> str | None:
+    """The query key of the dense rate at the scenario's compute precision (kbq:ratePrecision)."""
+    return next((k.key for k in ctx.cat.gpu_keys() if k.precision == est.compute.iri), None)
+
+
 def _rate(gpu: facts.Gpu, est: Estimate, ctx: Context) -> tuple[float, str]:
     """The dense rate of the compute precision (tensor FP16 for weight-only formats)."""
-    compute_key = next((k for k in ctx.cat.gpu_keys() if k.precision == est.compute.iri), None)
-    if compute_key is not None and compute_key.key in gpu.rates:
-        return gpu.rates[compute_key.key], compute_key.key
-    if "tensor" in gpu.rates:
-        return gpu.rates["tensor"], "tensor (FP16/BF16 dense, FP32 accumulate)"
-    if "fp32" in gpu.rates:
-        return gpu.rates["fp32"], "fp32 (no tensor figure)"
-    raise QueryError(f"{gpu.label} has no sourced throughput figure")
+    found = dense_rate(gpu.rates, compute_key(ctx, est))
+    if found is None:
+        raise QueryError(f"{gpu.label} has no sourced throughput figure")
+    return found
 
 
 def _token_model(ctx: Context, est: Estimate, what: str, *, generates: bool) -> None:
@@ -430,25 +432,24 @@ def _speed_plan(ctx, asked, est, consts, explanation) -> Plan:
     rate, rate_name = _rate(gpu, est, ctx)
     mfu = consts.get("prefill_mfu")
     mfu_value = float(asked.settings.get("mfu") or (mfu.value if mfu else 1.0))
-    prefill = formulas.prefill_speed(
+    decode, bound = speed.decode(
+        weight_bytes=est.weight_bytes_active, kv_bytes_per_seq=est.kv_bytes_per_seq, batch=batch,
+        bandwidth_gbps=gpu.bandwidth, gpus=count, efficiency=value, efficiency_text=eff_text,
+        active_params=est.model.active or 0.0, rate=(rate, rate_name), mfu=mfu_value,
+    )  # fmt: skip
+    prefill = bound or formulas.prefill_speed(
         active_params=est.model.active or 0.0, tflops=rate, gpus=count, mfu=mfu_value, rate_name=rate_name
     )
-    decode = formulas.decode_speed(
-        weight_bytes=est.weight_bytes_active, kv_bytes_per_seq=est.kv_bytes_per_seq, batch=batch,
-        bandwidth_gbps=gpu.bandwidth, gpus=count, efficiency=value, efficiency_text=eff_text, compute_bound=prefill,
-    )  # fmt: skip
     rows = [
         [decode.name, round(decode.value, 1), decode.unit, decode.formula, eff.source if eff else ""],
         ["decode per sequence", round(decode.value / batch, 1), "tokens/s", "decode / batch", ""],
     ]
     if count > 1:
         # layers split over the GPUs (llama.cpp's default): each token passes the GPUs in turn, each reading its share
-        layered = formulas.decode_speed(
+        layered, _one = speed.decode(
             weight_bytes=est.weight_bytes_active, kv_bytes_per_seq=est.kv_bytes_per_seq, batch=batch,
             bandwidth_gbps=gpu.bandwidth, gpus=1, efficiency=value, efficiency_text=eff_text,
-            compute_bound=formulas.prefill_speed(
-                active_params=est.model.active or 0.0, tflops=rate, gpus=1, mfu=mfu_value, rate_name=rate_name
-            ),
+            active_params=est.model.active or 0.0, rate=(rate, rate_name), mfu=mfu_value,
         )  # fmt: skip
         rows.append([
             "decode, layer split", round(layered.value, 1), layered.unit,
