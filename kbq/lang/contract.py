@@ -14,6 +14,7 @@ KB = "https://kbq.dev/kb/"
 TERMS = frozenset(
     (
         "SentenceIntent",
+        "baseModel",
         "huggingFaceId",
         "numLayers",
         "SentenceWord",
