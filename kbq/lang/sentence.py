@@ -521,20 +521,21 @@ class Reader:
         return []
 
     def nearest(self, spans: list[Span], slots: dict[str, str], check: CheckFn, tried: list[str]) -> list[str]:
-        """Canonical questions built from what the sentence names, each checked to answer."""
+        """Canonical questions built from what the sentence names (each uses some of it), each
+        checked to answer; none when it names nothing the KB knows."""
+        named = {k for k in ("workload", "hardware", "gpu") if k in slots}
         out: list[str] = []
-        for text in tried:
-            if check(text) is None and text not in out:
-                out.append(text)
         for intent in self.lex.intents:
             for template in intent.templates:
+                if not named & set(_SLOT.findall(template)):
+                    continue
                 filled = self.fill(template, slots)
                 if filled is not None and filled not in out and check(filled) is None:
                     out.append(filled)
                     break
             if len(out) >= 3:
                 break
-        return out[:3]
+        return out
 
 
 _ROLES: tuple[tuple[str, tuple[str, ...]], ...] = (
