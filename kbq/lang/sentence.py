@@ -613,6 +613,8 @@ def compile_text(text: str, catalog: Catalog, run: Run) -> Plan:
 
     if isinstance(refused, AmbiguousTermError):
         raise refused  # a name with several meanings: its candidates are the readings
+    if type(refused) is QueryError and _form(text) not in (None, "SubjectQuestion"):
+        raise refused  # the language read the form and its names: what is wrong is the question itself
     try:
         reading = read_sentence(text, catalog, run, check)
     except AmbiguousSentenceError as several:
