@@ -618,6 +618,8 @@ def compile_text(text: str, catalog: Catalog, run: Run) -> Plan:
     try:
         reading = read_sentence(text, catalog, run, check)
     except AmbiguousSentenceError as several:
+        if type(refused) is QueryError:
+            raise refused from None  # the language understood the words: its own error, not readings of them
         if _substituted(refused, text, check) or _form(text) not in (None, "SubjectQuestion"):
             # 'gpu for lstmm' (the KB's close name answers) or a form the language has: its own error first
             raise _teaching(refused, several, text, check) from None
@@ -630,7 +632,14 @@ def compile_text(text: str, catalog: Catalog, run: Run) -> Plan:
         raise _teaching(refused, SentenceError("", suggestions=[reading.canonical]), text, check) from None
     if _settings_named(text, catalog) - _settings_named(reading.canonical, catalog):
         raise refused  # the reading would drop a setting the question names ('with selective recompute')
+    if _form(text) is not None and _numbers(text) - _numbers(reading.canonical):
+        raise refused  # a question the grammar read keeps its numbers ('gpu for lstm on 0 gpus')
     return _marked(compile_question(reading.canonical, catalog, run), reading)
+
+
+def _numbers(text: str) -> set[str]:
+    """The standalone numbers of a text ('0 gpus', 'a 3090'; not the digits of 'v0.3' or '8b')."""
+    return set(re.findall(r"(?<![\w.])\d+(?![\w.])", text))
 
 
 def _marked(plan: Plan, reading: Reading) -> Plan:
