@@ -119,7 +119,10 @@ def cli_cases(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
-    parser.add_argument("--factor", type=int, default=100)
+    parser.add_argument("--factor", type=int, default=100, help="size of the synthetic KB (0: skip it)")
+    parser.add_argument(
+        "--before", metavar="CHECKOUT", help="also time another kbq checkout's command in the same run (before/after)"
+    )
     args = parser.parse_args()
     import compileall
 
@@ -143,6 +146,22 @@ def main() -> None:
     ]
     lines += warm(200)
     cases = cli_cases(kb.info.path, [], "1x", env, question)
+    if args.before:
+        # the other checkout's command on its own snapshot (its cache warmed first), interleaved with these
+        before_env = dict(env, PYTHONPATH=args.before, KBQ_CACHE_DIR=env.get("KBQ_CACHE_DIR", "") + "-before")
+        warm_up = [sys.executable, "-P", "-m", "kbq", question]  # -P: PYTHONPATH's kbq, not this directory's
+        subprocess.run(warm_up, check=True, env=before_env, capture_output=True)
+        cases[f'before: kbq "{question}" ({args.before})'] = ([*warm_up], before_env)
+    if args.factor <= 0:
+        med = cold(cases, args.runs)
+        names = list(cases)
+        lines += ["", f"cold, one process per call ({args.runs} interleaved runs, median wall time):"]
+        lines += [f"  {name:75s} {med[name] * 1000:7.1f} ms" for name in names]
+        floor = med["1x floor (pyoxigraph, compiled question)"]
+        for name in names[1:]:
+            lines.append(f"  ratio {name} / floor: {med[name] / floor:.2f}x (target <= 3x)")
+        record(lines, "query.txt")
+        return
     with tempfile.TemporaryDirectory() as tmp:
         from make_synthetic import write
 

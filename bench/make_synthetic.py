@@ -45,6 +45,28 @@ def write(factor: int, out: Path) -> int:
     return len(copies)
 
 
+def write_gpus(count: int, out: Path) -> int:
+    """Write an overlay of `count` new GPUs: copies of the shipped GPUs' own triples (blank nodes
+    included) under new IRIs; their board designs, vendors and sources stay the shipped ones."""
+    files = [f for f in resources.knowledge_files() if f.parent.name == "kb"]
+    triples = [t for f in files for t in ox.parse(path=str(f), format=ox.RdfFormat.TURTLE)]
+    gpus = sorted({t.subject.value for t in triples if t.predicate.value == RDF_TYPE and t.object.value == KBQ + "GPU"})
+    owned = {t.object for t in triples if isinstance(t.object, ox.BlankNode) and t.subject.value in gpus}
+    by_gpu: dict[str, list[ox.Triple]] = {g: [] for g in gpus}
+    for t in triples:
+        if t.subject.value in by_gpu:
+            by_gpu[t.subject.value].append(t)
+    blank = [t for t in triples if t.subject in owned]
+    out_triples = []
+    for n in range(count):
+        gpu = gpus[n % len(gpus)]
+        mine = {gpu}
+        for t in by_gpu[gpu] + [b for b in blank if b.subject in {x.object for x in by_gpu[gpu]}]:
+            out_triples.append(ox.Triple(_rename(t.subject, n, mine), t.predicate, _rename(t.object, n, mine)))  # type: ignore[arg-type]
+    out.write_bytes(ox.serialize(out_triples, format=ox.RdfFormat.N_TRIPLES) or b"")
+    return len(out_triples)
+
+
 if __name__ == "__main__":
     n = write(int(sys.argv[1]), Path(sys.argv[2]))
     print(f"wrote {n} extra triples to {sys.argv[2]}")

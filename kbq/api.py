@@ -5,6 +5,7 @@ The library never prints or exits; it raises the typed errors of kbq.errors.
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 from kbq.store import executor, snapshot
@@ -12,7 +13,10 @@ from kbq.store.executor import Table
 
 TYPE_CHECKING = False  # typing costs a cold start; annotations are strings (PEP 563)
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from typing import TypeVar
+
+    T = TypeVar("T")
+    from collections.abc import Callable, Iterator
     from pathlib import Path
 
     import pyoxigraph
@@ -40,6 +44,7 @@ class KnowledgeBase:
         self.endpoint = endpoint
         self._catalog: Catalog | None = None
         self._plans: PlanCache | None = None
+        self._reopen: Callable[[], tuple[pyoxigraph.Store, snapshot.SnapshotInfo]] | None = None
 
     # --- construction -------------------------------------------------------------------
 
@@ -61,7 +66,24 @@ class KnowledgeBase:
 
         paths = [os.fspath(p) for p in overlays]
         store, info = pipeline.ensure(paths, engine=engine, rebuild=rebuild, progress=progress)
-        return cls(lambda q: executor.select(store, q), info=info, store=store)
+        kb = cls(lambda q: executor.select(store, q), info=info, store=store)
+        kb._reopen = lambda: pipeline.ensure(paths, engine=engine, progress=progress)
+        return kb
+
+    def _healing(self, work: Callable[[], T]) -> T:
+        """`work()`; when the engine finds the snapshot damaged (it is then marked so), the
+        snapshot is rebuilt now and `work()` runs once more: a question heals the cache too (M-9)."""
+        from kbq.errors import CacheError
+
+        try:
+            return work()
+        except CacheError:
+            if self._reopen is None:
+                raise
+            store, info = self._reopen()
+            self.store, self.info, self._catalog, self._plans = store, info, None, None
+            self._run = lambda q: executor.select(store, q)
+            return work()
 
     @classmethod
     def remote(cls, url: str, *, timeout: float = 30.0) -> KnowledgeBase:
@@ -72,21 +94,25 @@ class KnowledgeBase:
 
     # --- queries ------------------------------------------------------------------------
 
-    def table(self, query: str, *, allow_service: bool = False) -> Table:
+    def table(self, query: str, *, allow_service: bool = False, timeout: float | None = executor.QUERY_TIMEOUT) -> Table:
         """Raw SPARQL to a plain Table (no pydantic): the fast path the CLI uses.
 
         Checked first (kbq.store.guard): SERVICE, which sends the query to another endpoint,
-        is refused unless `allow_service=True`; nesting the engine cannot parse is refused."""
+        is refused unless `allow_service=True`; nesting and constructs longer than the engine
+        survives are refused. Past `timeout` seconds (None: no limit) QueryTimeoutError: the
+        engine cannot be stopped, so it finishes in a background thread."""
         from kbq.store.guard import check_query
 
         check_query(query, allow_service=allow_service)
-        return self._run(query)
+        return self._healing(lambda: executor.within(timeout, lambda: self._run(query)))
 
-    def sparql(self, query: str, *, allow_service: bool = False) -> SparqlResult:
-        """Run a SPARQL 1.1 query over the asserted + inferred graph (SERVICE: see `table`)."""
+    def sparql(
+        self, query: str, *, allow_service: bool = False, timeout: float | None = executor.QUERY_TIMEOUT
+    ) -> SparqlResult:
+        """Run a SPARQL 1.1 query over the asserted + inferred graph (SERVICE, timeout: see `table`)."""
         from kbq.models import SparqlResult
 
-        table = self.table(query, allow_service=allow_service)
+        table = self.table(query, allow_service=allow_service, timeout=timeout)
         # The executor already typed every value; construct without re-validating.
         return SparqlResult.model_construct(columns=table.columns, rows=table.rows)
 
@@ -96,8 +122,26 @@ class KnowledgeBase:
         if self._catalog is None:
             from kbq.lang.catalog import Catalog
 
-            self._catalog = Catalog.cached(self.info.path if self.info else None, self._run)
+            with self._endpoint_data():
+                self._catalog = Catalog.cached(self.info.path if self.info else None, self._run)
         return self._catalog
+
+    @contextlib.contextmanager
+    def _endpoint_data(self) -> Iterator[None]:
+        """With a remote KB, data kbq cannot work with is the endpoint's fault, not a bug in kbq:
+        an EndpointError naming it (issue 22, L-7), never an internal error."""
+        if self.endpoint is None:
+            yield
+            return
+        try:
+            yield
+        except (TypeError, ValueError, ArithmeticError, LookupError, AttributeError) as exc:
+            from kbq.store.remote import EndpointError
+
+            raise EndpointError(
+                f"the data from {self.endpoint} is not what kbq expects ({type(exc).__name__}: {str(exc)[:300]}); "
+                "is it an endpoint holding `kbq export` output?"
+            ) from None
 
     def plan(self, text: str) -> Plan:
         """The compiled question (cached beside an embedded snapshot: see kbq.lang.plan)."""
@@ -106,7 +150,8 @@ class KnowledgeBase:
         if plan is None:
             from kbq.lang.sentence import compile_text
 
-            plan = compile_text(text, self.catalog, self._run)
+            with self._endpoint_data():
+                plan = compile_text(text, self.catalog, self._run)
             if cache:
                 cache.put(text, plan)
         return plan
@@ -115,7 +160,12 @@ class KnowledgeBase:
         """Compile and run a kbq question; the answer every door shares (see `ask` for pydantic)."""
         from kbq.lang.run import run_plan
 
-        return run_plan(text, self.plan(text), self.catalog, self._run, explain=explain)
+        def work() -> Result:
+            plan = self.plan(text)
+            with self._endpoint_data():
+                return run_plan(text, plan, self.catalog, self._run, explain=explain)
+
+        return self._healing(work)
 
     def _plan_cache(self) -> PlanCache | None:
         if self.info is None or os.environ.get("KBQ_NO_PLAN_CACHE"):
@@ -199,12 +249,17 @@ class KnowledgeBase:
                     )
                 )
         chart = result.extra.get("chart", {})
-        return Estimate(
-            question=text,
-            kind=result.kind,
-            lines=lines,
-            explanation=result.explanation,
-            chart=chart if isinstance(chart, dict) else {},
+        return Estimate.model_validate(
+            {
+                "question": text,
+                "headline": result.headline,
+                "kind": result.kind,
+                "lines": lines,
+                "explanation": result.explanation,
+                "verdict": result.verdict,
+                "numbers": result.numbers,
+                "chart": chart if isinstance(chart, dict) else {},
+            }
         )
 
     def memory(

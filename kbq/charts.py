@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import shutil
+import textwrap
 from collections.abc import Sequence
 from typing import Any, TextIO
 
 from kbq.output import _cell
+from kbq.sanitize import clean_data
 
 EIGHTHS = " ▏▎▍▌▋▊▉"
 FULL = "█"
@@ -22,6 +25,7 @@ UNKNOWN = "unknown"
 NAME_WIDTH = 30
 COLORS = ("36", "33", "35", "32", "34", "31")  # cyan, yellow, magenta, green, blue, red
 Chart = dict[str, Any]
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def use_color(stream: TextIO) -> bool:
@@ -64,18 +68,24 @@ class _Paint:
 
 
 def render(chart: Chart, *, width: int = 100, color: bool = False) -> str:
-    """The chart as lines of text (no trailing newline)."""
+    """The chart as lines of text (no trailing newline), none wider than `width`."""
+    chart = clean_data(chart)  # names and titles come from the KB, overlays or an endpoint
     paint = _Paint(color)
-    kind = chart.get("type")
-    if kind == "breakdown":
-        return "\n".join(_breakdown(chart, width, paint))
-    if kind == "bars":
-        return "\n".join(_bars(chart, width, paint))
-    if kind == "scatter":
-        return "\n".join(_scatter(chart, width, paint))
-    if kind == "paired":
-        return "\n".join(_paired(chart, width, paint))
-    return ""
+    draw = {"breakdown": _breakdown, "bars": _bars, "scatter": _scatter, "paired": _paired}.get(str(chart.get("type")))
+    return "\n".join(_fit(draw(chart, width, paint), width)) if draw else ""
+
+
+def _fit(lines: list[str], width: int) -> list[str]:
+    """Prose lines (a title, the profile, notes) wrapped to `width`; bars are drawn to fit already."""
+    out = []
+    for line in lines:
+        plain = ANSI.sub("", line)
+        if len(plain) <= width:
+            out.append(line)
+            continue
+        indent = " " * (len(plain) - len(plain.lstrip()))
+        out += textwrap.wrap(plain, width, initial_indent="", subsequent_indent=indent + "  ", break_on_hyphens=False)
+    return out
 
 
 def _track(width: int, label_width: int) -> int:

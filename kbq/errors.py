@@ -3,6 +3,19 @@ codes, messages and HTTP statuses."""
 
 from __future__ import annotations
 
+# The command's exit codes besides each error's own: `kbq --check` exits CHECK_FAILED when the answer
+# is "does not fit" or no candidate remains, so a script can gate on it.
+EXIT_CODES = {
+    0: "answered (with --check: it fits, or candidates remain)",
+    1: "no result: the question is well formed but nothing satisfies it (NoResultError)",
+    2: "the question, a query or a file is wrong (the error says what and where)",
+    3: "the snapshot cache cannot be read or written (CacheError)",
+    4: "with --check only: the answer is 'does not fit', or no candidate remains",
+    70: "internal error (a bug: set KBQ_DEBUG=1 for a traceback)",
+    130: "interrupted (Ctrl-C)",
+}
+CHECK_FAILED = 4
+
 
 class KbqError(Exception):
     """Base of every error kbq raises on purpose."""
@@ -153,3 +166,14 @@ class QueryTimeoutError(KbqError):
     """A query ran past its time limit and was stopped."""
 
     http_status = 503
+
+
+class UsageError(KbqError):
+    """The command line is wrong (an unknown option, a missing argument): argparse's message."""
+
+
+class InternalError(KbqError):
+    """A bug in kbq: something failed that no check foresaw. Reported, never a bare traceback."""
+
+    exit_code = 70
+    http_status = 500

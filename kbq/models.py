@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 Value = str | int | float | bool | None
@@ -42,10 +44,49 @@ class Entity(_Frozen):
     sources: list[str] = Field(default_factory=list)
 
 
+class Verdict(_Frozen):
+    """Whether a workload fits the GPUs asked: `fits` is false only for 'does not fit' and 'cannot
+    run' (the GPU lacks the precision's compute path); 'tight' fits with less than the usable
+    share free. Memory in GB per GPU."""
+
+    status: Literal["fits", "tight", "does not fit", "cannot run"]
+    fits: bool
+    gpu: str
+    gpus: int
+    per_gpu_gb: float
+    capacity_gb: float
+    usable_gb: float
+    headroom_gb: float
+
+
+class Price(_Frozen):
+    """A price with its kind (launch MSRP, street, used, list, reported) and the date observed."""
+
+    usd: float  # for a tier: the whole configuration (count x per_card_usd)
+    kind: str
+    date: str | None = None
+    source: str | None = None
+    per_card_usd: float | None = None
+
+
+class Tier(_Frozen):
+    """One pick of a ranking for a workload: which tier, the GPU, how many, the price, and why."""
+
+    tier: str
+    gpu: str
+    count: int | None = None
+    price: Price | None = None
+    why: str = ""
+
+
 class Answer(_Frozen):
-    """The answer to a kbq question: a table, the SPARQL that produced it, and why."""
+    """The answer to a kbq question: a headline, a table, the SPARQL that produced it, and why.
+
+    `headline` is the one line that answers; `verdict` (fit answers), `recommended` and `tiers`
+    (rankings for a workload) and `numbers` (estimates, by name) are the same answer for programs."""
 
     question: str
+    headline: str = ""
     kind: str
     columns: list[str]
     rows: list[list[Value]]
@@ -53,6 +94,10 @@ class Answer(_Frozen):
     sparql: str
     explanation: list[str] = Field(default_factory=list)
     removed: list[list[Value]] = Field(default_factory=list)
+    verdict: Verdict | None = None
+    recommended: str | None = None
+    tiers: list[Tier] = Field(default_factory=list)
+    numbers: dict[str, Value] = Field(default_factory=dict)
     extra: dict[str, object] = Field(default_factory=dict)
     read_as: str | None = None  # the canonical question a sentence was read as; None when asked as written
 
@@ -75,7 +120,10 @@ class Estimate(_Frozen):
     the KB has one, the published figure it compares with."""
 
     question: str
+    headline: str = ""
     kind: str
     lines: list[EstimateLine]
     explanation: list[str] = Field(default_factory=list)
+    verdict: Verdict | None = None
+    numbers: dict[str, Value] = Field(default_factory=dict)
     chart: dict[str, object] = Field(default_factory=dict)

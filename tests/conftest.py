@@ -11,6 +11,30 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
+# Modules whose tests start real processes that build their own snapshots (private caches,
+# overlays, concurrent builds), real servers, a browser or external stores: the full lane runs
+# them, the fast lane (`bash tests/run.sh --fast`, `-m "not slow"`) leaves them out.
+SLOW_MODULES = {
+    "test_hardening_cache",
+    "test_hardening_server",
+    "test_hardening_library",
+    "test_server",
+    "test_server_guard",
+    "test_browser",
+    "test_stores",
+    "test_remote",
+    "test_snapshot",
+    "test_reference",
+}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        module = item.module.__name__.rsplit(".", 1)[-1] if getattr(item, "module", None) else ""
+        if module in SLOW_MODULES or item.get_closest_marker("server") or item.get_closest_marker("browser"):
+            item.add_marker(pytest.mark.slow)
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-golden", action="store_true", help="rewrite examples/answers/*.json from current answers")
 

@@ -1,15 +1,29 @@
 #!/usr/bin/env bash
-# The one test command (README and CI): installs kbq with its test extras into a venv
-# (the active one, else ./.venv), installs the system Chromium the page test drives, runs pytest.
+# The test command (README and CI).
+#   bash tests/run.sh          every test, against the INSTALLED kbq: installs the package (not editable)
+#                              with its test extras into a venv (the active one, else ./.venv), the system
+#                              Chromium the page test drives and Virtuoso, then runs `python -P -m pytest`
+#                              with PYTHONSAFEPATH=1, so neither pytest nor a `python -m kbq` subprocess
+#                              imports the checkout from the current folder.
+#   bash tests/run.sh --fast   the fast lane (< 3 minutes): the checkout as it is, no installs, tests
+#                              marked `slow` deselected (see tests/conftest.py for what is slow).
+# Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = "--fast" ]; then
+  shift
+  PY=python
+  [ -n "${VIRTUAL_ENV:-}" ] || { [ -x .venv/bin/python ] && PY=.venv/bin/python; }
+  export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"  # subprocesses run the checkout too
+  exec "$PY" -m pytest -m "not slow" "$@"
+fi
 if [ -n "${VIRTUAL_ENV:-}" ]; then
   PY=python
 else
   [ -x .venv/bin/python ] || python3 -m venv .venv
   PY=.venv/bin/python
 fi
-"$PY" -m pip install -q --disable-pip-version-check -e ".[test]"
+"$PY" -m pip install -q --disable-pip-version-check ".[test]"  # not editable: the tests run the installed wheel
 if ! command -v chromium >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
@@ -25,4 +39,5 @@ fi
 if ! command -v wrk >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null 2>&1 || true
 fi
-exec "$PY" -m pytest "$@"
+export PYTHONSAFEPATH=1  # `python -m kbq` subprocesses must not import ./kbq from the current folder
+exec "$PY" -P -m pytest "$@"

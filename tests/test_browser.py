@@ -86,7 +86,7 @@ def test_gpu_name_links_to_describe(page: Any) -> None:
     link.wait_for(timeout=15_000)
     link.click()
     page.wait_for_function("document.querySelector('#q').value === 'describe Quadro RTX 8000'")
-    page.locator("#results thead", has_text="property").wait_for(timeout=15_000)
+    page.locator("#results thead", has_text="attribute").wait_for(timeout=15_000)  # a GPU: attribute, value, unit
     assert "CUDA cores" in page.locator("#results").inner_text()
 
 
@@ -216,5 +216,72 @@ def test_chart_of_each_kind(page: Any, server: ServerProcess, shots: Path, kind:
 
 def test_the_page_links_the_language_reference(page: Any) -> None:
     page.click("#reference-link")
-    page.wait_for_url("**/docs/language.md")
-    assert page.locator("body").inner_text().startswith("# The kbq question language")
+    page.wait_for_url("**/docs/language.html")
+    assert page.locator("main h1").first.inner_text() == "The kbq question language"  # rendered, not raw markdown
+    assert page.locator("main h2").count() > 10 and page.locator("main pre code").count() > 10
+    assert "## " not in page.locator("main").inner_text()
+
+
+# --- the answer first, on a desktop and on a phone (issue 21) ---------------------------------
+
+SMALLEST_CHART_TEXT = """() => {
+  let smallest = Infinity;
+  for (const text of document.querySelectorAll('#chart svg text')) {
+    if (!text.getClientRects().length || !text.textContent.trim()) continue;
+    const size = parseFloat(getComputedStyle(text).fontSize) * text.getScreenCTM().a;
+    smallest = Math.min(smallest, size);
+  }
+  return smallest;
+}"""
+
+
+@pytest.mark.parametrize("width", [1400, 400])
+@pytest.mark.parametrize("question", [CHARTS["breakdown"], "gpu for llama 3.1 8b inference", CHARTS["paired"]])
+def test_headline_above_the_fold_and_chart_text_readable(
+    browser: Any, server: ServerProcess, width: int, question: str
+) -> None:
+    context = browser.new_context(viewport={"width": width, "height": 800})
+    page = context.new_page()
+    page.goto(server.url + "/?q=" + urllib.parse.quote(question))
+    headline = page.locator("#headline")
+    headline.wait_for(state="visible", timeout=30_000)
+    page.locator("#chart svg").first.wait_for(timeout=30_000)
+    page.wait_for_timeout(200)
+    assert headline.inner_text() == _answer(server, question)["headline"]
+    box = headline.bounding_box()
+    assert box is not None and 0 <= box["y"] and box["y"] + box["height"] <= 800, box  # on the first screen
+    chart = page.locator("#chart").bounding_box()
+    assert chart is not None and chart["y"] > box["y"]  # headline, then chart, then table
+    assert page.locator("#results").bounding_box()["y"] > chart["y"]  # type: ignore[index]
+    assert page.evaluate("document.querySelector('#examples').open") is False  # folded after the first question
+    smallest = page.evaluate(SMALLEST_CHART_TEXT)
+    assert smallest >= 10, f"chart text of {smallest:.1f} px at {width} px"
+    context.close()
+
+
+def test_table_sorts_and_sources_are_links(page: Any) -> None:
+    ask(page, "compare rtx 4090 vs rtx 3090")
+    page.locator("#explanation a").first.wait_for(timeout=15_000)
+    hrefs = _attr(page, "#explanation a", "href")
+    assert hrefs and all(h.startswith(("http://", "https://")) for h in hrefs)
+    ask(page, "gpus where memory >= 24gb and nvlink = yes order by bandwidth desc limit 5")
+    page.locator("#results tbody tr").first.wait_for(timeout=15_000)
+    heads = page.locator("#results thead th")
+    memory = next(i for i in range(heads.count()) if heads.nth(i).inner_text().startswith("memory"))
+    cells = f"#results tbody tr td:nth-child({memory + 1})"
+    heads.nth(memory).click()
+    up = [float(t) for t in page.locator(cells).all_inner_texts()]
+    assert up == sorted(up) and heads.nth(memory).get_attribute("aria-sort") == "ascending"
+    heads.nth(memory).click()
+    assert [float(t) for t in page.locator(cells).all_inner_texts()] == sorted(up, reverse=True)
+
+
+def test_tiers_are_shown_above_the_chart(page: Any, server: ServerProcess) -> None:
+    question = "gpu for llama 3.1 8b inference"
+    ask(page, question)
+    rows = page.locator("#tiers table.tiers tbody tr")
+    rows.first.wait_for(timeout=30_000)
+    expected = _answer(server, question)["tiers"]
+    assert rows.count() == len(expected)
+    assert rows.first.locator("td").nth(1).inner_text() == expected[0]["gpu"]
+    assert page.locator("#tiers").bounding_box()["y"] < page.locator("#chart").bounding_box()["y"]  # type: ignore[index]

@@ -1,4 +1,5 @@
-"""The `kbq` command through a real subprocess, and every README example."""
+"""The `kbq` command (in this process; a few smoke tests through a real subprocess), and every
+README example."""
 
 from __future__ import annotations
 
@@ -13,22 +14,20 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_helpers import run_in_process as kbq
+from cli_helpers import run_subprocess
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def kbq(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "kbq", *args], capture_output=True, text=True, timeout=120, cwd=cwd, env=dict(os.environ)
-    )
-
-
 def test_question_prints_a_table_and_the_explanation() -> None:
-    run = kbq("best gpu for bert on dense 9-card chassis as of 2020-03")
+    run = run_subprocess("best gpu for bert on dense 9-card chassis as of 2020-03")  # a smoke test of the real command
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
-    assert lines[0].startswith("name") and "memory (GB)" in lines[0]
-    assert lines[2].startswith("Quadro RTX 8000")
+    assert lines[0] == "best for BERT: Quadro RTX 8000"  # the headline first
+    header = next(i for i, line in enumerate(lines) if line.startswith("name"))
+    assert lines[header - 1].split()[:1] == ["memory"] and lines[header].split()[1] == "GB"  # units under the names
+    assert lines[header + 2].startswith("Quadro RTX 8000")
     assert "profile: seed Transformer profile" in run.stdout
     assert "\x1b[" not in run.stdout
 
@@ -87,7 +86,7 @@ def test_overlay_flag(tmp_path: Path) -> None:
 
 def test_help_and_version() -> None:
     run = kbq("--help")
-    assert run.returncode == 0 and "examples:" in run.stdout
+    assert run.returncode == 0 and "questions people ask:" in run.stdout
     assert kbq("--version").stdout.startswith("kbq ")
 
 
@@ -99,7 +98,7 @@ def test_build_reports_counts_and_time() -> None:
 
 def test_shell_answers_from_standard_input() -> None:
     run = subprocess.run(
-        [sys.executable, "-m", "kbq", "shell"],
+        [sys.executable, "-P", "-m", "kbq", "shell"],
         input="frameworks for cnn\nbad ( question\nquit\n",
         capture_output=True,
         text=True,
@@ -146,3 +145,19 @@ def test_readme_python_snippets_run(capsys: pytest.CaptureFixture[str]) -> None:
     for block in blocks:
         exec(compile(block, "README.md", "exec"), {})  # the README example itself
     assert capsys.readouterr().out.strip()
+
+
+def test_keys_name_the_property_each_reads() -> None:
+    """A key's property IRI is what a SPARQL user writes; a wrong one silently returns nothing."""
+    data = json.loads(kbq("keys", "--format", "json").stdout)
+    at = {c: i for i, c in enumerate(data["columns"])}
+    rows = {r[at["key"]]: r for r in data["rows"]}
+    assert rows["bandwidth"][at["item"]] == "https://kbq.dev/ontology#memoryBandwidth"
+    assert rows["bandwidth"][at["property"]] == "kbq:memoryBandwidth"
+    table = kbq("keys").stdout
+    assert "kbq:memoryBandwidth" in table
+
+
+def test_export_help_says_nquads_needs_a_union_default_graph() -> None:
+    run = kbq("export", "--help")
+    assert run.returncode == 0 and "union default graph" in " ".join(run.stdout.split())

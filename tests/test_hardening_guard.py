@@ -348,7 +348,7 @@ def test_long_chains_are_refused_before_the_engine() -> None:
         "SELECT * WHERE { " + "{ ?s ?p ?o } UNION " * 7000 + "{ } }",
         "SELECT * WHERE { ?s " + "/".join(["<http://p>"] * 2000) + " ?o }",
     ]:
-        with pytest.raises(QueryTooComplex, match="chains more than"):
+        with pytest.raises(QueryTooComplex, match=r"chains more than|more than 1000 terms|triple patterns"):
             check_query(query)
 
 

@@ -89,9 +89,11 @@ def test_memory_fit_columns(kb) -> None:
 
     answer = kb.answer("gpu for llama 2 70b inference at fp16 with 4k context")
     col = {c: i for i, c in enumerate(answer.columns)}
-    share = dict(kb.table(
+    constants = dict(kb.table(
         "PREFIX kbq: <https://kbq.dev/ontology#> SELECT ?n ?v WHERE { ?c kbq:constantName ?n ; kbq:value ?v }"
-    ).rows)["usable_share"]  # fmt: skip
+    ).rows)  # fmt: skip
+    share = constants["usable_share"]
+    binary = constants["gpu_memory_factor"]  # a datasheet's '24 GB' of memory chips is 24 GiB
     lines = {r[0]: r[1] for r in kb.answer("memory for llama 2 70b inference at fp16 with 4k context").rows}
     weights, kv, runtime = lines["weights"], lines["KV cache"], lines["runtime (CUDA context)"]
     need = answer.rows[0][col["needed_gb"]]
@@ -103,7 +105,7 @@ def test_memory_fit_columns(kb) -> None:
         return runtime + (weights + kv) * math.ceil(80 / n) / 80
 
     for row in answer.rows:
-        usable = row[col["memory"]] * share
+        usable = row[col["memory"]] * binary * share
         expected = next((n for n in range(1, 81) if per_gpu(n) <= usable), None)
         assert row[col["cards_needed"]] == expected, row[1]
     counts = [c if c is not None else 10**6 for c in (r[col["cards_needed"]] for r in answer.rows)]

@@ -18,7 +18,7 @@ ALLOWED = {
     "lang": {"lang", "store"},
     "serve": {"serve", "lang", "store", "api", "models", "output", "build"},
 }
-BUILD_ONLY = {"rdflib", "pyshacl", "owlrl", "reasonable"}
+BUILD_ONLY = {"rdflib", "pyshacl", "owlrl", "reasonable", "pyrudof"}
 
 
 def _imports(path: Path) -> set[str]:

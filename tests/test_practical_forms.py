@@ -188,7 +188,8 @@ def test_sdks_per_workload(kb, workload: str, sdks: set[str]) -> None:  # type: 
 
 
 def test_fewest_cards_before_verified_placement(kb) -> None:  # type: ignore[no-untyped-def]
-    answer = kb.answer("gpus for llama 3 8b lora with 1k context on a 4-gpu workstation with a 1600 w psu limit 40")
+    # every card (no limit): the verified boards sit past the first 40 in the larger catalog
+    answer = kb.answer("gpus for llama 3 8b lora with 1k context on a 4-gpu workstation with a 1600 w psu")
     cards, status = answer.columns.index("cards_needed"), answer.columns.index("status")
     needed = [row[cards] for row in answer.rows]
     assert needed == sorted(needed) and len(set(needed)) > 1
@@ -200,11 +201,15 @@ def test_fewest_cards_before_verified_placement(kb) -> None:  # type: ignore[no-
 
 
 def test_multi_gpu_decode_shows_the_layer_split_rate(kb) -> None:  # type: ignore[no-untyped-def]
+    # llama.cpp (the default speed backend) splits layers: its headline is one GPU's rate, the tensor-parallel
+    # figure an upper bound; a tensor-parallel engine ('using vllm') heads with both GPUs' bandwidth
     two = {row[0]: row[1] for row in kb.answer("speed of llama 3.1 70b at q4_k_m on 2 x rtx 3090").rows}
     one = {row[0]: row[1] for row in kb.answer("speed of llama 3.1 70b at q4_k_m on rtx 3090").rows}
-    assert two["decode, layer split"] == one["decode"]  # a layer split reads one GPU at a time
-    assert abs(two["decode"] - 2 * one["decode"]) < 0.2  # tensor parallel: both GPUs' bandwidth (upper bound)
-    assert "decode, layer split" not in one
+    tp = {row[0]: row[1] for row in kb.answer("speed of llama 3.1 70b at q4_k_m on 2 x rtx 3090 using vllm").rows}
+    assert two["decode"] == one["decode"]  # a layer split reads one GPU at a time
+    assert abs(two["decode, tensor parallel (upper bound)"] - 2 * one["decode"]) < 0.2
+    assert tp["decode, layer split"] < tp["decode"]
+    assert "decode, layer split" not in one and "decode, tensor parallel (upper bound)" not in one
 
 
 def test_nf4_names_one_format_and_whisper_asked_bare_means_running_it(kb) -> None:  # type: ignore[no-untyped-def]
@@ -228,4 +233,5 @@ def test_is_good_for_is_why_with_the_memory_fit(kb) -> None:  # type: ignore[no-
     a = kb.answer("is an rtx 4060 ti 16gb good for llama 3 8b inference")
     _same(a, kb.answer("why rtx 4060 ti 16gb for llama 3 8b inference"))
     fit = a.explanation[1]
-    assert fit.startswith("memory fit: 17.3 GB needed; GeForce RTX 4060 Ti 16GB needs 2 card(s)"), fit  # 16 GB x 0.9 < 17.3
+    # Llama 3 8B: 8.03e9 parameters x 2 B + KV + runtime = 17.4 GB; 16 GiB (17.2 GB) x 0.9 < 17.4
+    assert fit.startswith("memory fit: 17.4 GB needed; GeForce RTX 4060 Ti 16GB needs 2 card(s)"), fit

@@ -163,4 +163,7 @@ def test_the_server_serves_the_reference() -> None:
     response = httpx.get(server.url + "/docs/language.md", timeout=30)
     assert response.status_code == 200 and response.headers["content-type"].startswith("text/plain")
     assert response.text == DOC.read_text(encoding="utf-8")
-    assert 'href="docs/language.md"' in httpx.get(server.url + "/", timeout=30).text
+    assert 'href="docs/language.html"' in httpx.get(server.url + "/", timeout=30).text
+    html = httpx.get(server.url + "/docs/language.html", timeout=30)
+    assert html.status_code == 200 and html.headers["content-type"].startswith("text/html")
+    assert "<h1>The kbq question language</h1>" in html.text and "<script" not in html.text

@@ -130,6 +130,24 @@ def test_sparqlwrapper_post_ask_and_construct(limited: ServerProcess) -> None:
     assert "TitanRTX" in graph.decode()
 
 
+def test_default_clients_get_rdf_xml_graphs(limited: ServerProcess) -> None:
+    """SPARQLWrapper's and rdflib SPARQLStore's defaults for CONSTRUCT/DESCRIBE ask for RDF/XML."""
+    from rdflib import BNode, Graph, URIRef
+    from rdflib.plugins.stores.sparqlstore import SPARQLStore
+
+    titan = URIRef("https://kbq.dev/kb/TitanRTX")
+    client = SPARQLWrapper(limited.url + "/sparql")
+    client.setQuery(f"DESCRIBE <{titan}>")  # no return format set: the library default (RDF/XML)
+    graph: Any = client.query().convert()
+    assert isinstance(graph, Graph) and len(graph) > 5 and (titan, None, None) in graph
+    store = SPARQLStore(limited.url + "/sparql")  # rdflib's default for graphs is returnFormat="xml"
+    constructed = store.query(f"CONSTRUCT WHERE {{ <{titan}> ?p ?o }}")
+    triples = list(constructed.graph)  # type: ignore[arg-type]
+    assert len(triples) > 5 and {t[0] for t in triples} == {titan}
+    named = {t for t in triples if not isinstance(t[2], BNode)}  # blank nodes differ between two answers
+    assert named and named <= set(graph)  # DESCRIBE holds the CONSTRUCT's triples (and more)
+
+
 def test_get_form_and_direct_post_agree(http: httpx.Client) -> None:
     accept = {"Accept": "application/sparql-results+json"}
     got = http.get("/sparql", params={"query": NAMES}, headers=accept)
@@ -158,7 +176,7 @@ def test_select_media_types(http: httpx.Client, media: str, gpu_count: int) -> N
         assert len(list(ox.parse_query_results(response.content, format=fmt))) == gpu_count  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("media", ["text/turtle", "application/n-triples", "application/ld+json"])
+@pytest.mark.parametrize("media", ["text/turtle", "application/n-triples", "application/ld+json", "application/rdf+xml"])
 def test_construct_media_types(http: httpx.Client, media: str) -> None:
     query = "CONSTRUCT WHERE { <https://kbq.dev/kb/TitanRTX> ?p ?o }"
     response = http.post("/sparql", data={"query": query}, headers={"Accept": media})
@@ -363,7 +381,17 @@ def test_ask_matches_the_command(http: httpx.Client, question: str) -> None:
     assert http.post("/ask", data={"q": question}).json() == expected
     assert http.post("/ask", json={"q": question}).json() == expected
     assert http.post("/ask", content=question, headers={"Content-Type": "text/plain"}).json() == expected
-    assert list(expected) == ["question", "kind", "columns", "rows", "units", "sparql", "explanation", "removed", "extra"]
+    assert list(expected) == [
+        "question", "headline", "kind", "columns", "rows", "units", "sparql", "explanation", "removed",
+        "verdict", "recommended", "tiers", "numbers", "extra",
+    ]  # fmt: skip
+    assert expected["headline"] and expected["headline"] == http.get("/ask", params={"q": question}).json()["headline"]
+
+
+def test_ask_carries_the_verdict(http: httpx.Client) -> None:
+    body = http.get("/ask", params={"q": "does llama 3.1 70b fit on rtx 4090"}).json()
+    assert body["verdict"]["status"] == "does not fit" and body["verdict"]["fits"] is False
+    assert body["headline"].startswith("does not fit: ")
 
 
 def test_ask_error_has_column_and_suggestions(http: httpx.Client) -> None:

@@ -11,6 +11,7 @@ import pytest
 from kbq.build.loader import load
 from kbq.build.validate import validate_files, violations
 from kbq.errors import KnowledgeFileError
+from kbq.store import resources
 
 PREFIXES = (
     "@prefix kbq: <https://kbq.dev/ontology#> . @prefix kb: <https://kbq.dev/kb/> .\n"
@@ -72,3 +73,35 @@ def test_kbq_validate_reports_syntax_error_with_line(tmp_path: Path) -> None:
     run = subprocess.run([sys.executable, "-m", "kbq", "validate", str(bad)], capture_output=True, text=True, timeout=120)
     assert run.returncode == 2
     assert "broken.ttl:" in run.stderr and "Traceback" not in run.stderr
+
+
+BAD_DATA = {
+    "negative memory, no source": (
+        'kb:MyCard a kbq:GPU ; rdfs:label "My Card" ; rdfs:comment "c" ; kbq:vendor kb:NVIDIA ;\n'
+        '  kbq:releaseDate "2024-01-01"^^xsd:date ; kbq:memory -4.0 ; kbq:boardDesign kb:MyCardDesign .\n'
+        'kb:MyCardDesign a kbq:BoardDesign ; rdfs:label "d" ; rdfs:comment "d" ; kbq:cooling kb:Blower ;\n'
+        "  dcterms:source <https://example.org/> .\n"
+    ),
+    "ontology term without comment": 'kbq:newThing a owl:DatatypeProperty ; rdfs:label "new thing" .\n',
+    "bare gpu": 'kb:MyCard a kbq:GPU ; rdfs:label "My Card" ; rdfs:comment "c" .\n',
+    "segment outside the list, two memory types": (
+        'kb:RTX4090 kbq:segment "datacenter" ; kbq:memoryType "GDDR6X", "GDDR7" .\n'
+    ),
+    "wrong datatypes": 'kb:RTX4090 kbq:nvlink "yes" ; kbq:launchPrice "cheap" .\n',
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_DATA))
+def test_rudof_reports_what_pyshacl_reports(tmp_path: Path, case: str) -> None:
+    """The build validates with rudof; pySHACL is the reference: the same violations, files and all."""
+    bad = tmp_path / "mine.ttl"
+    bad.write_text(PREFIXES + BAD_DATA[case])
+    loaded = load([*resources.knowledge_files(), bad])
+    fast = violations(loaded, validator="rudof")
+    assert fast == violations(loaded, validator="pyshacl")
+    assert fast and all(v.files for v in fast)
+
+
+def test_rudof_and_pyshacl_agree_that_the_shipped_knowledge_conforms() -> None:
+    loaded = load(resources.knowledge_files())
+    assert violations(loaded, validator="rudof") == violations(loaded, validator="pyshacl") == []

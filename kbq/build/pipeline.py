@@ -43,12 +43,15 @@ if TYPE_CHECKING:
     from kbq.build.loader import LoadedKnowledge
     from kbq.store.snapshot import Progress
 
-MAX_OVERLAY_BYTES = 512 << 20
+MAX_OVERLAY_BYTES = snapshot.MAX_OVERLAY_BYTES
 MAX_TRIPLES = 5_000_000
 MAX_SAMEAS_GROWTH = 40_000  # sum of k*k over owl:sameAs groups (600 aliases of one GPU: 360,000)
 MAX_LIST_LENGTH = 5_000  # items in one RDF list (OWL-RL's list rules are quadratic in it)
+MAX_CLASS_CYCLE_GROWTH = 40_000  # sum of k*k over cycles of subClassOf / equivalentClass (k classes all equal)
 _SAME_AS = "http://www.w3.org/2002/07/owl#sameAs"
 _REST = "http://www.w3.org/1999/02/22-rdf-syntax-ns#rest"
+_SUBCLASS = "http://www.w3.org/2000/01/rdf-schema#subClassOf"
+_CLASS_LINKS = {_SUBCLASS, "http://www.w3.org/2002/07/owl#equivalentClass"}
 _ERROR_TAG = "kbq-build-error: "
 _PROGRESS_TAG = "kbq-build-progress: "
 
@@ -68,10 +71,10 @@ def check_limits(loaded: LoadedKnowledge, overlays: Sequence[str | os.PathLike[s
     """Refuse, naming the file, overlays whose reasoning would blow up (before reasoning)."""
     if not overlays:
         return
-    if len(loaded.triples) > MAX_TRIPLES:
+    if loaded.count > MAX_TRIPLES:
         biggest = max(overlays, key=lambda p: os.path.getsize(p))
         raise KnowledgeFileError(
-            os.fspath(biggest), None, f"the knowledge holds {len(loaded.triples)} triples, over kbq's limit of {MAX_TRIPLES}"
+            os.fspath(biggest), None, f"the knowledge holds {loaded.count} triples, over kbq's limit of {MAX_TRIPLES}"
         )
     # owl:sameAs groups (union-find over the IRIs they join).
     parent: dict[str, str] = {}
@@ -83,7 +86,7 @@ def check_limits(loaded: LoadedKnowledge, overlays: Sequence[str | os.PathLike[s
         return x
 
     rest: dict[str, str] = {}
-    for s, p, o in loaded.triples:
+    for s, p, o in loaded.links():
         if str(p) == _SAME_AS:
             a, b = find(str(s)), find(str(o))
             if a != b:
@@ -104,6 +107,7 @@ def check_limits(loaded: LoadedKnowledge, overlays: Sequence[str | os.PathLike[s
             f"about them to each name ({growth} sameAs triples and more; kbq's limit is {MAX_SAMEAS_GROWTH}). "
             "Use skos:altLabel for alternative names",
         )
+    _check_class_cycles(loaded, overlays)
     # RDF lists: the longest rdf:rest chain (memoised walk from each node, iterative).
     length: dict[str, int] = {}
     for start in rest:
@@ -127,6 +131,72 @@ def check_limits(loaded: LoadedKnowledge, overlays: Sequence[str | os.PathLike[s
         )
 
 
+def _check_class_cycles(loaded: LoadedKnowledge, overlays: Sequence[str | os.PathLike[str]]) -> None:
+    """k classes in a subClassOf (or equivalentClass) cycle are all equal: reasoning states k*k
+    subclass pairs and copies every member to each (3,000 took 30 s and 3 GB; issue 22, L-11)."""
+    edges: dict[str, list[str]] = {}
+    for s, p, o in loaded.links():
+        if str(p) in _CLASS_LINKS:
+            edges.setdefault(str(s), []).append(str(o))
+            if str(p) != _SUBCLASS:
+                edges.setdefault(str(o), []).append(str(s))
+    growth = 0
+    biggest: list[str] = []
+    for component in _strongly_connected(edges):
+        if len(component) > 1:
+            growth += len(component) ** 2
+            biggest = max(biggest, component, key=len)
+    if growth > MAX_CLASS_CYCLE_GROWTH:
+        files = sorted({f for x in biggest for f in loaded.subject_files.get(x, ())}) or [_names(overlays)]
+        raise KnowledgeFileError(
+            ", ".join(files[:5]),
+            None,
+            f"rdfs:subClassOf / owl:equivalentClass make {len(biggest)} classes one (a cycle through <{biggest[0]}>): "
+            f"reasoning would relate each to each ({growth} pairs; kbq's limit is {MAX_CLASS_CYCLE_GROWTH})",
+        )
+
+
+def _strongly_connected(edges: dict[str, list[str]]) -> list[list[str]]:
+    """Tarjan's strongly connected components, iterative (a 3,000-class cycle would overflow recursion)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    found: list[list[str]] = []
+    for root in edges:
+        if root in index:
+            continue
+        work = [(root, 0)]
+        while work:
+            node, i = work.pop()
+            if i == 0:
+                index[node] = low[node] = len(index)
+                stack.append(node)
+                on_stack.add(node)
+            targets = edges.get(node, [])
+            if i < len(targets):
+                work.append((node, i + 1))
+                target = targets[i]
+                if target not in index:
+                    work.append((target, 0))
+                elif target in on_stack:
+                    low[node] = min(low[node], index[target])
+                continue
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                found.append(component)
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+    return found
+
+
 def _located(exc: InconsistencyError, loaded: LoadedKnowledge) -> InconsistencyError:
     """The same findings, each with the files that state its subject."""
     lines = []
@@ -137,6 +207,45 @@ def _located(exc: InconsistencyError, loaded: LoadedKnowledge) -> InconsistencyE
     return InconsistencyError("\n".join(lines))
 
 
+LATE_FILE = "late-inferences.nt"  # in a snapshot folder: what the second reasoning stage added (closure.LATE)
+
+
+def _base_closure(base: str | None, say: Progress) -> tuple[ox.Store, bytes] | None:
+    """The shipped snapshot at `base` and its late inferences, to start an overlay build from."""
+    if base is None:
+        return None
+    opened = snapshot.open_existing(base)
+    try:
+        late = Path(base, LATE_FILE).read_bytes()
+    except OSError:
+        late = None
+    if opened is None or late is None:
+        say(f"kbq: the snapshot {base} cannot be reused; building from the knowledge files")
+        return None
+    return opened[0], late
+
+
+def _reason(loaded: LoadedKnowledge, engine: str, say: Progress) -> tuple[int, int, float, bytes]:
+    """Add the closure to loaded.store's INFERRED graph: (inferred, rounds, seconds, late N-Triples)."""
+    from kbq.build import closure, loader, reason
+
+    if engine == reason.Engine.SPARQL:
+        beyond = closure.beyond_subset(loaded.store)
+        if not beyond:
+            reason.load_rules(resources.rule_files())  # each parses and is a CONSTRUCT, or an error naming it
+            result = closure.infer_in_store(loaded.store, resources.rule_files())
+            reason.check_consistency(loaded.store, reason.load_rules(resources.check_files(), form="SELECT"))
+            return result.inferred, result.rounds, result.seconds, result.late
+        shown = ", ".join(beyond[:5]) + (" ..." if len(beyond) > 5 else "")
+        say(f"kbq: the knowledge uses {shown}, beyond the sparql engine's OWL-RL subset: reasoning with reasonable")
+        engine = reason.Engine.REASONABLE
+        loaded.store.update(f"DROP SILENT GRAPH <{resources.INFERRED_GRAPH}>")  # an overlay's base closure: recomputed
+    inference = reason.infer(loaded.triples, resources.rule_files(), engine=reason.Engine(engine), checks=resources.check_files())
+    graph = ox.NamedNode(resources.INFERRED_GRAPH)
+    loaded.store.bulk_extend(loader.to_ox_quad(s, p, o, graph) for s, p, o in inference.inferred)
+    return len(inference.inferred), inference.rounds, inference.seconds, b""
+
+
 def build(
     path: str | os.PathLike[str],
     *,
@@ -145,60 +254,66 @@ def build(
     validate: bool = True,
     progress: Progress | None = None,
     tmp: str | os.PathLike[str] | None = None,
+    base: str | None = None,
 ) -> SnapshotInfo:
-    """Load, validate, reason and write a snapshot at `path` (through `tmp`, then a rename)."""
-    from kbq.build import loader, reason
+    """Load, validate, reason and write a snapshot at `path` (through `tmp`, then a rename).
+
+    `base`: the shipped knowledge's snapshot (same engine); an overlay build then starts from its
+    closure instead of the shipped files (the sparql engine only)."""
+    from kbq.build import closure, loader
     from kbq.build.validate import validate_graph
 
     path = Path(path)
     say = progress or (lambda _msg: None)
     start = time.perf_counter()
     for overlay in overlays:
-        try:
-            size = os.path.getsize(overlay)
-        except OSError as exc:
-            raise KnowledgeFileError(os.fspath(overlay), None, f"cannot read: {exc.strerror}") from None
-        if size > MAX_OVERLAY_BYTES:
-            raise KnowledgeFileError(os.fspath(overlay), None, f"{size} bytes, over kbq's limit of {MAX_OVERLAY_BYTES}")
-    kb_files = resources.knowledge_files() + [Path(p) for p in overlays]
-    say(f"kbq: loading {len(kb_files)} knowledge files")
-    loaded = loader.load(kb_files)
+        snapshot.check_overlay(overlay)  # a regular file of bounded size, before anything reads it
+    shipped = resources.knowledge_files()
+    kb_files = shipped + [Path(p) for p in overlays]
+    reused = _base_closure(base, say) if overlays and engine == DEFAULT_ENGINE else None
+    store = ox.Store()
+    if reused is not None:
+        say(f"kbq: starting from the shipped snapshot's closure, loading {len(overlays)} overlay files")
+        closure.restore_closure(store, *reused)
+        del reused
+        loader.load_into(store, [Path(p) for p in overlays])
+    else:
+        say(f"kbq: loading {len(kb_files)} knowledge files")
+        loader.load_into(store, kb_files)
+    asserted = _count_graph(store, resources.ASSERTED_GRAPH)
+    loaded = loader.LoadedKnowledge(store=store, files=kb_files, count=asserted)
     check_limits(loaded, overlays)
     if validate:
         say("kbq: validating against the SHACL shapes")
         validate_graph(loaded)
-    say(f"kbq: reasoning ({engine}) over {len(loaded.triples)} triples")
+    say(f"kbq: reasoning ({engine}) over {asserted} triples")
     try:
-        inference = reason.infer(
-            loaded.triples, resources.rule_files(), engine=reason.Engine(engine), checks=resources.check_files()
-        )
+        _added, rounds, seconds, late = _reason(loaded, engine, say)
     except InconsistencyError as exc:
         raise _located(exc, loaded) from None
     except (KbqError, MemoryError):
         raise
     except Exception as exc:  # noqa: BLE001 - any failure of a reasoner is reported with the files it read
         raise KnowledgeFileError(_names(overlays), None, f"reasoning failed: {type(exc).__name__}: {exc}") from None
+    inferred = _count_graph(store, resources.INFERRED_GRAPH)
+    store.bulk_extend(_name_index(store))
     key = path.name.removeprefix("snapshot-").split(".", 1)[0]
     work = Path(tmp) if tmp is not None else path.with_name(f"{path.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
     try:
         work.mkdir(parents=True, exist_ok=True)
-        store = ox.Store(str(work))
-        asserted_graph = ox.NamedNode(resources.ASSERTED_GRAPH)
-        inferred_graph = ox.NamedNode(resources.INFERRED_GRAPH)
-        to_ox_quad = loader.to_ox_quad
-        store.bulk_extend(ox.Quad(t.subject, t.predicate, t.object, asserted_graph) for t in loaded.ox_triples)
-        store.bulk_extend(to_ox_quad(s, p, o, inferred_graph) for s, p, o in inference.inferred)
-        store.bulk_extend(_name_index(store))
-        store.flush()
-        del store
+        disk = ox.Store(str(work))
+        disk.bulk_extend(store)  # quad by quad: a dump and load would rename the blank nodes
+        disk.flush()
+        del disk, store, loaded
+        (work / LATE_FILE).write_bytes(late)
         info = SnapshotInfo(
             path=str(path),
             key=key,
             engine=engine,
-            asserted=len(set(loaded.ox_triples)),  # distinct: a triple stated in two files is stored once
-            inferred=len(inference.inferred),
-            rounds=inference.rounds,
-            reason_seconds=round(inference.seconds, 3),
+            asserted=asserted,
+            inferred=inferred,
+            rounds=rounds,
+            reason_seconds=round(seconds, 3),
             build_seconds=round(time.perf_counter() - start, 3),
             files=[_relative(f) for f in kb_files],
         )
@@ -210,6 +325,11 @@ def build(
         raise CacheError(f"cannot write the snapshot at {path}: {reason_text}") from None
     say(f"kbq: snapshot ready ({info.asserted} asserted, {info.inferred} inferred, {info.build_seconds:.2f} s)")
     return info
+
+
+def _count_graph(store: ox.Store, graph: str) -> int:
+    row = next(iter(store.query(f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH <{graph}> {{ ?s ?p ?o }} }}")))  # type: ignore[arg-type]
+    return int(row["n"].value)
 
 
 def _relative(path: Path) -> str:
@@ -257,7 +377,12 @@ def _error_from(record: dict[str, object], overlays: Sequence[str | os.PathLike[
 
 
 def _build_isolated(
-    path: str, tmp: str, overlays: Sequence[str | os.PathLike[str]], engine: str, progress: Progress | None
+    path: str,
+    tmp: str,
+    overlays: Sequence[str | os.PathLike[str]],
+    engine: str,
+    progress: Progress | None,
+    base: str | None = None,
 ) -> None:
     import subprocess
     import threading
@@ -267,6 +392,7 @@ def _build_isolated(
     package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
     argv = [sys.executable, "-m", "kbq.build.pipeline", "--out", path, "--tmp", tmp, "--engine", engine]
+    argv += ["--base", base] if base else []
     argv += ["--", *(os.path.abspath(os.fspath(p)) for p in overlays)]
     proc = subprocess.Popen(
         argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, preexec_fn=lambda: _limits(memory)
@@ -328,6 +454,7 @@ def _child(argv: list[str]) -> int:
     p.add_argument("--out", required=True)
     p.add_argument("--tmp", required=True)
     p.add_argument("--engine", default=DEFAULT_ENGINE)
+    p.add_argument("--base", default=None, help="the shipped knowledge's snapshot, to start from its closure")
     p.add_argument("overlays", nargs="*")
     args = p.parse_args(argv)
 
@@ -336,7 +463,7 @@ def _child(argv: list[str]) -> int:
 
     record: dict[str, object]
     try:
-        build(args.out, overlays=args.overlays, engine=args.engine, progress=say, tmp=args.tmp)
+        build(args.out, overlays=args.overlays, engine=args.engine, progress=say, tmp=args.tmp, base=args.base)
         return 0
     except KnowledgeFileError as exc:
         record = {"type": "KnowledgeFileError", "path": exc.path, "line": exc.line, "detail": exc.message}
@@ -415,13 +542,23 @@ def ensure(
         root = _bypass_root(root, exc, say)
         tmp = _writable_tmp(root, key)
     final = snapshot.new_version(root, key)
+    held = snapshot.hold_new(tmp)  # locked before the build is renamed into place (L-9)
     try:
         if overlays:
-            _build_isolated(final, tmp, overlays, engine, progress)
+            base = None
+            if engine == DEFAULT_ENGINE:  # the overlay build starts from the shipped snapshot's closure
+                _base_store, base_info = ensure((), engine=engine, progress=progress)
+                base = base_info.path
+            _build_isolated(final, tmp, overlays, engine, progress, base)
         else:
             build(final, overlays=overlays, engine=engine, progress=progress, tmp=tmp)
+    except BaseException:
+        if held is not None:
+            os.close(held)
+        raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    snapshot.adopt(final, held)
     opened = snapshot.open_existing(final)
     if opened is None:
         why = snapshot.problem(final) or "the store does not open"

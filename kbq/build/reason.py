@@ -7,6 +7,7 @@ then the SELECT checks of ontology/checks/ look for contradictions. Build-time o
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ _TYPE, _THING, _NOTHING, _XSD_STRING = RDF.type, OWL.Thing, OWL.Nothing, XSD.str
 
 
 class Engine(StrEnum):
+    SPARQL = "sparql"  # the OWL-RL subset as SPARQL rules in the store (kbq.build.closure); the default
     REASONABLE = "reasonable"
     OWLRL = "owlrl"
 
@@ -114,6 +116,18 @@ def load_rules(paths: list[Path], form: str = "CONSTRUCT") -> list[tuple[Path, s
     return rules
 
 
+_NON_MONOTONIC = re.compile(
+    r"(?i)\bNOT\s+EXISTS\b|\bMINUS\b|\bOPTIONAL\b|\bGROUP\s+BY\b|\b(?:COUNT|SUM|MIN|MAX|AVG|SAMPLE|GROUP_CONCAT)\s*\("
+)
+
+
+def is_monotonic(text: str) -> bool:
+    """Whether a rule only ever adds conclusions as the knowledge grows (no negation, no aggregate,
+    no OPTIONAL). Such rules reach their fixpoint first; the others then see a complete closure,
+    and an overlay build may start from a snapshot's monotonic closure (kbq.build.closure)."""
+    return not _NON_MONOTONIC.search(re.sub(r"(?m)^\s*#.*$", "", text))
+
+
 def _add(store: ox.Store, triples: Iterable[Triple]) -> None:
     store.bulk_extend(to_ox_quad(s, p, o) for s, p, o in triples)
 
@@ -140,7 +154,7 @@ def check_consistency(store: ox.Store, checks: list[tuple[Path, str]]) -> None:
     """Run the inconsistency checks (SELECT ?subject ?message); raise listing every finding."""
     found = []
     for path, text in checks:
-        result = store.query(text)
+        result = store.query(text, use_default_graph_as_union=True)
         if not isinstance(result, ox.QuerySolutions):  # load_rules checked the form
             raise KnowledgeFileError(str(path), None, "a check must be a SELECT ?subject ?message query")
         for row in result:
@@ -156,7 +170,11 @@ def infer(
     engine: Engine = Engine.REASONABLE,
     checks: list[Path] | None = None,
 ) -> Inference:
-    """The triples entailed by `asserted` beyond itself (OWL-RL + rules, to a fixpoint)."""
+    """The triples entailed by `asserted` beyond itself (OWL-RL + rules, to a fixpoint), with
+    owlrl or `reasonable` (the rdflib-based reference engines; the build's default engine is
+    kbq.build.closure). The rules that only add (monotonic) go first, to a fixpoint; then all."""
+    if engine is Engine.SPARQL:
+        raise ValueError("the sparql engine reasons in a store: kbq.build.closure.infer_in_store")
     start = time.perf_counter()
     base = {n for t in asserted if (n := normalise(t)) is not None}
     rules = load_rules(rule_paths)
@@ -167,24 +185,28 @@ def infer(
     pending: set[Triple] = base
     seen: set[Triple] = set()  # closure triples already normalised (each round returns the whole closure again)
     rounds = 0
-    while rounds < MAX_ROUNDS:
-        rounds += 1
-        fresh = [t for t in closure.add(pending) if t not in seen]
-        seen.update(fresh)
-        new = {n for t in fresh if t not in known and (n := normalise(t)) is not None and n not in known}
-        known |= new
-        _add(store, new)
-        pending, deriving = _apply_rules(store, rules, known)
-        if not pending:
-            break
-        known |= pending
-        _add(store, pending)
-    else:
-        raise KnowledgeFileError(
-            ", ".join(str(p) for p in deriving),
-            None,
-            f"the rules still derive new triples after {MAX_ROUNDS} rounds ({len(pending)} in the last one): "
-            "a rule that makes new terms each round never reaches a fixpoint",
-        )
+    deriving: list[Path] = []
+    for stage in ([r for r in rules if is_monotonic(r[1])], rules):
+        if rounds and not stage:
+            continue
+        while rounds < MAX_ROUNDS:
+            rounds += 1
+            fresh = [t for t in closure.add(pending) if t not in seen]
+            seen.update(fresh)
+            new = {n for t in fresh if t not in known and (n := normalise(t)) is not None and n not in known}
+            known |= new
+            _add(store, new)
+            pending, deriving = _apply_rules(store, stage, known)
+            if not pending:
+                break
+            known |= pending
+            _add(store, pending)
+        else:
+            raise KnowledgeFileError(
+                ", ".join(str(p) for p in deriving),
+                None,
+                f"the rules still derive new triples after {MAX_ROUNDS} rounds ({len(pending)} in the last one): "
+                "a rule that makes new terms each round never reaches a fixpoint",
+            )
     check_consistency(store, load_rules(checks or [], form="SELECT"))
     return Inference(inferred=known - base, rounds=rounds, seconds=time.perf_counter() - start)

@@ -19,6 +19,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
+from kbq.bounded import BoundedDict
 from kbq.errors import AmbiguousTermError, UnknownTermError
 from kbq.lang import terms
 from kbq.store.executor import Table, Value
@@ -32,6 +33,8 @@ XSD = "http://www.w3.org/2001/XMLSchema#"
 RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
 OWL_CLASS = "http://www.w3.org/2002/07/owl#Class"
 FAMILY = "family"  # the pseudo-type of algorithm families (subclasses of kbq:Algorithm)
+MAX_REMEMBERED = 20_000
+"""Names and labels a catalog remembers (least recently used out first)."""
 PREFIXES = f"""PREFIX kbq: <{KBQ_NS}>
 PREFIX kb: <{KB_NS}>
 PREFIX rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#>
@@ -127,8 +130,9 @@ class Catalog:
         self.settings: dict[str, Setting] = {}  # normalised label -> setting
         self.fillers: set[str] = set()
         self.config: dict[str, object] = {}
-        self._labels: dict[str, str] = {}
-        self._lookups: dict[str, list[Term]] = {}
+        # Remembered look-ups, bounded: a server asked distinct questions must not grow (M-5).
+        self._labels: BoundedDict[str, str] = BoundedDict(MAX_REMEMBERED)
+        self._lookups: BoundedDict[str, list[Term]] = BoundedDict(MAX_REMEMBERED)
 
     # --- reading the vocabulary --------------------------------------------------------------
 
@@ -316,7 +320,8 @@ class Catalog:
     def lookup(self, texts: Iterable[str]) -> dict[str, list[Term]]:
         """Every KB term each text names (after normalising), in one query for all texts."""
         wanted = {normalise(t) for t in texts} - {""}
-        missing = sorted(wanted - self._lookups.keys())
+        known = {n: self._lookups[n] for n in wanted if n in self._lookups}
+        missing = sorted(wanted - known.keys())
         if missing and self.run is not None:
             values = " ".join(terms.string(n) for n in missing)
             rows = self.run(
@@ -337,10 +342,11 @@ class Catalog:
                     found[str(n)][iri] = entry = (str(label), entry[1])
                 entry[1].add(str(typ))
             for n in missing:
-                self._lookups[n] = [Term(iri, lab, frozenset(types)) for iri, (lab, types) in sorted(found.get(n, {}).items())]
-                for t in self._lookups[n]:
+                known[n] = [Term(iri, lab, frozenset(types)) for iri, (lab, types) in sorted(found.get(n, {}).items())]
+                self._lookups[n] = known[n]
+                for t in known[n]:
                     self._labels.setdefault(t.iri, t.label)
-        return {n: self._lookups.get(n, []) for n in wanted}
+        return {n: known.get(n, []) for n in wanted}
 
     def candidates(self, text: str, classes: Iterable[str] | None = None) -> list[Term]:
         found = self.lookup([text]).get(normalise(text), [])
@@ -393,8 +399,9 @@ class Catalog:
         text = str(iri)
         if text not in self._labels and self.run is not None and text.startswith(("http://", "https://")):
             rows = self.run(PREFIXES + f"SELECT ?l WHERE {{ {terms.iri(text)} rdfs:label ?l }} LIMIT 1").rows
-            self._labels[text] = str(rows[0][0]) if rows else _local(text)
-        return self._labels.get(text, text)
+            self._labels[text] = found = str(rows[0][0]) if rows else _local(text)
+            return found
+        return self._labels.get(text) or text
 
     def labels(self, iris: Iterable[Value]) -> dict[str, str]:
         """Labels of many IRIs in one query."""
@@ -404,11 +411,15 @@ class Catalog:
         if wanted and self.run is not None:
             values = " ".join(terms.iri(i) for i in wanted)
             rows = self.run(PREFIXES + f"SELECT ?s ?l WHERE {{ VALUES ?s {{ {values} }} ?s rdfs:label ?l }}").rows
+            fresh: dict[str, str] = {}
             for s, label in rows:
-                self._labels.setdefault(str(s), str(label))
+                fresh.setdefault(str(s), str(label))
             for i in wanted:
-                self._labels.setdefault(i, _local(i))
-        return {str(i): self._labels.get(str(i), str(i)) for i in iris}
+                fresh.setdefault(i, _local(i))
+                self._labels[i] = fresh[i]
+        else:
+            fresh = {}
+        return {str(i): fresh.get(str(i)) or self._labels.get(str(i)) or str(i) for i in iris}
 
     # --- keys and units ------------------------------------------------------------------------
 

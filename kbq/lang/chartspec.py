@@ -175,7 +175,14 @@ def _scatter(
     if not named:
         return None
     points = [{"name": n, "x": vx, "y": vy} for n, vx, vy in named]
-    front = pareto([(vx, vy) for _n, vx, vy in named], lower_x=lower_x, higher_y=higher_y)
+    # a score resting on an imputed first-rank figure (the candidates' mean) is drawn, never on the front
+    first_rank = [k for k in ((plan.extra.get("profile_keys") or [[]])[0] if not order else []) if k in columns]
+    imputed = {str(r[1]) for r in rows if any(r[columns.index(k)] is None for k in first_rank)}
+    eligible = [i for i, (n, _vx, _vy) in enumerate(named) if n not in imputed]
+    front = [
+        eligible[j]
+        for j in pareto([named[i][1:] for i in eligible], lower_x=lower_x, higher_y=higher_y)
+    ]
     first = str(shown[0][1])
     return {
         "type": "scatter",
@@ -187,6 +194,7 @@ def _scatter(
         "front": [points[i]["name"] for i in front],
         "recommended": first if any(p["name"] == first for p in points) else None,
         "unknown": unknown,
+        "imputed": sorted(imputed & {n for n, _vx, _vy in named}),
         "shown": len(shown),
         "candidates": len(candidates),
     }

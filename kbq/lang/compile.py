@@ -14,6 +14,7 @@ from kbq.lang.words import GPU, GPU_FAMILY, MODEL, Hardware, Subject
 from kbq.store.names import normalise
 
 PROFILE_AUTHORITY = k("ProfileAuthority")
+CAPACITY_QUESTION = k("CapacityQuestion")
 
 
 def compile_ast(question: ast.Question, catalog: Catalog, run: Run, text: str) -> Plan:
@@ -26,6 +27,14 @@ def compile_ast(question: ast.Question, catalog: Catalog, run: Run, text: str) -
         plan = fitting_models(ctx, reverse.clauses, reverse.hardware, largest=reverse.largest)
         plan.extra["lookups"] = ctx.lookups[:3]
         return plan
+    if isinstance(question, ast.SubjectQuestion) and question.target is not None:
+        capacity = ctx.cat.candidates(question.subject.text, [CAPACITY_QUESTION]) if question.subject.words else []
+        if len(capacity) == 1:  # 'max context for MODEL on GPU', 'concurrent users for ...'
+            from kbq.lang.workload.question import compile_capacity
+
+            plan = compile_capacity(ctx, question, capacity[0])
+            plan.extra["lookups"] = ctx.lookups
+            return plan
     if isinstance(question, ast.SubjectQuestion):
         subject = ctx.words.subject(question.subject, question.link)
         if subject.cls.iri == GPU:

@@ -24,6 +24,34 @@ TERMS = frozenset(
         "sentenceText",
         "template",
         "wordRole",
+        "Backend",  # issue17: calibrated constants, backends, capacity questions, training stacks
+        "extraBytesPerParameter",
+        "flopsPerParameterToken",
+        "trainingPrecision",
+        "CalibratedConstant",
+        "CapacityQuestion",
+        "Optimizer",
+        "architecture",
+        "capacityKind",
+        "defaultBackendFor",
+        "embeddingBits",
+        "fittedOn",
+        "forArchitecture",
+        "forBackend",
+        "forComputePrecision",
+        "forMaxBits",
+        "forMaxParams",
+        "forMemoryType",
+        "forMinBits",
+        "forMinParams",
+        "forTensorCores",
+        "fusedLoss",
+        "logitBytes",
+        "memoryType",
+        "perLayer",
+        "reserveGB",
+        "splitsLayers",
+        "stackActivationModel",
         "ActivationModel",
         "Algorithm",
         "Application",
@@ -75,6 +103,8 @@ TERMS = frozenset(
         "defaultValue",
         "defaultVariant",
         "dimension",
+        "describeOrder",
+        "supportsGpu",
         "displayOrder",
         "division",
         "encoderOnly",
@@ -135,6 +165,8 @@ TERMS = frozenset(
         "priority",
         "profileOf",
         "psuUsableShare",
+        "recommendedSystemPower",
+        "releaseOf",
         "publishedPrecision",
         "quadraticCoefficient",
         "queryKey",
@@ -192,6 +224,7 @@ MODEL_PROPERTIES = {
     "window_layers": "slidingWindowLayers",
     "experts": "numExperts",
     "experts_per_token": "expertsPerToken",
+    "tied_embeddings": "tiedEmbeddings",
 }
 
 # kb: individuals the code names
@@ -227,10 +260,12 @@ SETTINGS = frozenset(
         "duty",
         "electricity",
         "fsdp",
+        "input_tokens",
         "kv_precision",
         "lora_rank",
         "mfu",
         "offload",
+        "optimizer",
         "output_tokens",
         "psu",
         "pue",
@@ -247,7 +282,19 @@ SETTINGS = frozenset(
 STRATEGIES = frozenset(("profile", "price", "value", "efficiency", "evidence", "size"))
 
 # kbq:constantName values the evaluation reads
-CONSTANTS = frozenset(("bandwidth_efficiency", "cuda_context_gb", "logit_bytes", "mfu", "prefill_mfu", "usable_share"))
+CONSTANTS = frozenset(
+    (
+        "activation_peak_bytes",
+        "bandwidth_efficiency",
+        "cuda_context_gb",
+        "decode_mfu",
+        "gpu_memory_factor",
+        "logit_bytes",
+        "mfu",
+        "prefill_mfu",
+        "usable_share",
+    )
+)
 
-# kbq:defaultName values the scenario resolver reads (kb/defaults.ttl)
-DEFAULTS = frozenset(("batch", "context", "precision", "zero_stage"))
+# kbq:defaultName values the scenario resolver (and the tiers of a ranking: kbq.lang.tiers) read (kb/defaults.ttl)
+DEFAULTS = frozenset(("batch", "context", "precision", "tier_max_cards", "zero_stage"))

@@ -46,6 +46,8 @@ FORMS: dict[str, Form] = {
              "kbq.lang.workload.question:compile_workload", "kbq.lang.workload.answer:shape"),
         Form("time", "time to train a model on N tokens", "kbq.lang.workload.question:compile_workload",
              "kbq.lang.workload.answer:shape"),
+        Form("capacity", "max context, max batch or concurrent users whose KV caches a serving engine fits on N x GPU",
+             "kbq.lang.workload.question:compile_capacity", "kbq.lang.workload.answer:shape"),
         Form("describe", "one thing's figures and their sources", "kbq.lang.knowledge:describe", "kbq.lang.run:shape_describe"),
         Form("compare", "GPUs side by side (no workload)", "kbq.lang.knowledge:compare", "kbq.lang.run:shape_compare"),
         Form("list", "lists: frameworks, applications, keys, units ...",

@@ -127,6 +127,7 @@ def compile_instances(ctx: Context, q: ast.SubjectQuestion, subject: Subject) ->
         evaluation = {
             "footprint": fit.footprint.to_data(),
             "usable_share": fit.scenario.usable_share,
+            "memory_factor": fit.scenario.memory_factor,
             "computed": ["fits"],
             "hidden": ["fit_gpu_memory", "fit_gpu_bandwidth"],
             "decode": None,

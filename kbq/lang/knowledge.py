@@ -91,6 +91,7 @@ def list_question(ctx: Context, subject: Subject, target: Term | None, column: i
 
 
 def describe(ctx: Context, q: ast.DescribeQuestion) -> Plan:
+    """Everything the KB states about a name; a GPU family also shows its default variant's figures."""
     term = ctx.words.name(q.name, None, "name")
     sparql = (
         PREFIXES
@@ -102,6 +103,9 @@ def describe(ctx: Context, q: ast.DescribeQuestion) -> Plan:
      FILTER (?p NOT IN (rdf:type, rdfs:subClassOf, kbq:involvesFamily, kbq:hasProfile))
      FILTER NOT EXISTS {{ {{ ?p owl:inverseOf ?back }} UNION {{ ?back owl:inverseOf ?p }} }}
      BIND (CONCAT("(is ", STR(?pl0), " of)") AS ?property) }}
+  UNION
+  {{ {terms.iri(term.iri)} kbq:defaultVariant ?variant . ?variant ?p ?value . ?p kbq:queryKey ?key ; rdfs:label ?pl1 .
+     BIND (CONCAT(STR(?pl1), " (default variant)") AS ?property) }}
   OPTIONAL {{ ?value rdfs:label ?vl }}
   BIND (COALESCE(?vl, ?value) AS ?valueLabel)
   FILTER (?p NOT IN (owl:sameAs, kbq:normalisedName))

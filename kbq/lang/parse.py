@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Any
 
@@ -13,6 +14,10 @@ from kbq.lang import ast
 from kbq.store import resources
 
 MAX_QUESTION = 2000
+MAX_DIGITS = 15
+"""Digits a number in a question may have (before and after the point): a float holds 15 exactly,
+and past it a 400-digit number became an infinity deep in the compiler (issue 22, L-3)."""
+_DIGITS = re.compile(r"\d+")
 
 # Friendly names for terminals in "expected ..." lists.
 _TERMINAL_WORDS = {
@@ -77,7 +82,14 @@ def parser() -> Lark:
     )
 
 
+def _checked(token: Token) -> Token:
+    if token.type == "NUMBER" and any(len(run) > MAX_DIGITS for run in _DIGITS.findall(str(token))):
+        raise KbqSyntaxError(f"'{str(token)[:20]}...' has more than {MAX_DIGITS} digits: too large a number", column=token.column)
+    return token
+
+
 def _word(token: Token) -> ast.Word:
+    _checked(token)
     return ast.Word(str(token), token.column or 1, _WORD_KINDS.get(token.type, "punct"))
 
 
@@ -151,7 +163,7 @@ class _ToAst(Transformer[Token, Any]):
         token = items[1]
         if not str(token).isdigit():
             raise KbqSyntaxError(f"'{token}' is not a whole number", column=token.column)
-        return ast.Limit(int(str(token)), token.column or 1)
+        return ast.Limit(int(str(_checked(token))), token.column or 1)
 
     def using(self, items: list[Any]) -> ast.Using:
         return ast.Using(items[1])

@@ -97,10 +97,39 @@ def fingerprint() -> str:
     return ";".join(parts)
 
 
+MAX_PLANS = 5000
+"""Plans kept beside a snapshot; past it the least recently written go (issue 22, L-8: a stream
+of distinct questions filled the disk)."""
+
+
 class PlanCache:
-    def __init__(self, folder: str) -> None:
+    def __init__(self, folder: str, max_plans: int = MAX_PLANS) -> None:
         self.folder = folder
+        self.max_plans = max_plans
         self._fingerprint: str | None = None
+        self._puts = 0
+
+    def prune(self) -> None:
+        """Keep the newest `max_plans * 9 // 10` plans when there are more than `max_plans`."""
+        try:
+            entries = [e for e in os.scandir(self.folder) if e.name.endswith(".plan")]
+        except OSError:
+            return
+        if len(entries) <= self.max_plans:
+            return
+
+        def mtime(entry: os.DirEntry[str]) -> float:
+            try:
+                return entry.stat().st_mtime
+            except OSError:
+                return 0.0
+
+        entries.sort(key=mtime)
+        for entry in entries[: len(entries) - self.max_plans * 9 // 10]:
+            try:
+                os.unlink(entry.path)
+            except OSError:
+                pass
 
     @property
     def stamp(self) -> str:
@@ -137,6 +166,9 @@ class PlanCache:
             with open(tmp, "wb") as handle:
                 handle.write(hashlib.sha256(payload).digest() + payload)
             os.replace(tmp, path)
+            if self._puts % 64 == 0:  # the first plan a process writes, then every 64th
+                self.prune()
+            self._puts += 1
         except (OSError, ValueError):
             try:
                 os.unlink(tmp)

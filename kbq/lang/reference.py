@@ -369,7 +369,9 @@ class Reference:
 
     def errors(self) -> list[str]:
         examples = error_examples()
-        out: list[str] = []
+        out: list[str] = ["Exit codes of `kbq`:", ""]
+        out += [f"- `{code}`: {meaning}" for code, meaning in errors.EXIT_CODES.items()]
+        out.append("")
         for cls in _error_classes():
             doc = " ".join((inspect.getdoc(cls) or "").split())
             out += [f"### {cls.__name__}", "", doc, "", f"Exit code {cls.exit_code}; HTTP status {cls.http_status}."]

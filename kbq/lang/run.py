@@ -7,6 +7,7 @@ from __future__ import annotations
 from kbq.errors import NoResultError
 from kbq.lang import chartspec, terms
 from kbq.lang.catalog import KBQ_NS, PREFIXES, Catalog, Key, Run
+from kbq.lang.decision import Decision, decide
 from kbq.lang.forms import Shaped, shaper
 from kbq.lang.plan import Plan
 from kbq.store.executor import Value
@@ -21,7 +22,10 @@ class Result:
     The one answer type of every door: the CLI prints it, /ask and `--format json` serialise
     `to_dict()`, and the library's pydantic `Answer` validates from its attributes."""
 
-    FIELDS = ("question", "kind", "columns", "rows", "units", "sparql", "explanation", "removed", "extra", "read_as")
+    FIELDS = (
+        "question", "read_as", "headline", "kind", "columns", "rows", "units", "sparql", "explanation", "removed",
+        "verdict", "recommended", "tiers", "numbers", "extra",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -35,6 +39,7 @@ class Result:
         removed: list[list[Value]] | None = None,
         units: dict[str, str] | None = None,
         extra: dict[str, object] | None = None,
+        decision: Decision | None = None,
         read_as: str | None = None,
     ) -> None:
         self.question, self.kind, self.columns, self.rows, self.sparql = question, kind, columns, rows, sparql
@@ -43,6 +48,10 @@ class Result:
         self.removed = removed or []
         self.units = units or {}
         self.extra = extra or {}
+        d = decision or Decision()
+        self.headline, self.verdict, self.recommended, self.tiers, self.numbers = (
+            d.headline, d.verdict, d.recommended, d.tiers, d.numbers
+        )
 
     def to_dict(self) -> dict[str, object]:
         return {f: getattr(self, f) for f in self.FIELDS}
@@ -161,7 +170,11 @@ def _describe(plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run) -
     return out
 
 
-def _compare(plan: Plan, rows: list[list[Value]], catalog: Catalog) -> tuple[list[list[Value]], list[tuple[Key, str]]]:
+def _compare(
+    plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run
+) -> tuple[list[list[Value]], list[tuple[Key, str]]]:
+    from kbq.lang.cards import ordered_keys
+
     gpus = [str(g) for g in plan.extra.get("gpus", [])]
     by_gpu: dict[str, dict[str, list[Value]]] = {g: {} for g in gpus}
     for gpu, p, _value, label in rows:
@@ -174,7 +187,8 @@ def _compare(plan: Plan, rows: list[list[Value]], catalog: Catalog) -> tuple[lis
             cell.append(label)
     out = []
     attributes: list[tuple[Key, str]] = []
-    for key in catalog.gpu_keys():
+    present = {k for g in gpus for k in by_gpu[g]}
+    for key in ordered_keys(catalog, present, run):  # the essentials first (kbq:describeOrder)
         if any(key.key in by_gpu[g] for g in gpus):
             unit = f" ({key.unit_symbol})" if key.unit_symbol else ""
             cells: list[Value] = []
@@ -198,11 +212,13 @@ def _why(
         reasons = next((r[2] for r in removed if r[0] == subject), "it is not among the candidates")
         explanation.insert(0, f"{name} is not a candidate: removed by {reasons}")
         return [], explanation
-    explanation.insert(0, f"{name} ranks #{position + 1} of {len(rows)} candidates")
+    ranked = f"ranks #{position + 1} of {len(rows)} candidates by the profile"
+    explanation.insert(0, f"{name} {ranked}")
     table: list[list[Value]] = []
     col = {c: i for i, c in enumerate(plan.columns)}
     if "cards_needed" in col and "needed_gb" in col:
         cards, need = rows[position][col["cards_needed"]], rows[position][col["needed_gb"]]
+        workload = catalog.label(plan.extra["workload"]) if plan.extra.get("workload") else "the workload"
         if cards is None or not isinstance(need, (int, float)):
             fit = f"memory fit: unknown for {name} (no sourced memory size)"
         else:
@@ -210,6 +226,9 @@ def _why(
             fewest = min((c for r in rows if isinstance(c := r[col["cards_needed"]], int)), default=None)
             if fewest is not None and fewest != cards:
                 fit += f" (the best candidates need {fewest})"
+            held = "holds it on one card" if cards == 1 else f"needs {cards} cards"
+            # the adequacy judgement first: a rank among 119 cards says little about a card that does the job
+            explanation[0] = f"{name} for {workload}: {held} ({need:.1f} GB needed); {ranked}"
         explanation.insert(1, fit)
     for rank, group in enumerate(plan.extra.get("profile_keys", []), start=1):
         for key in group:
@@ -246,6 +265,18 @@ def shape_gpus(plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run, 
     unknown = _unknowns(plan, rows)
     if unknown:
         explanation.append("unknown figures (no source in the KB; each counted as the candidates' mean): " + unknown)
+    if plan.extra.get("workload") and "cards_needed" in plan.columns:  # a model's need: tiers of configurations
+        from kbq.lang.tiers import tiers
+
+        first_rank = (plan.extra.get("profile_keys") or [[]])[0]
+        box = plan.extra.get("box_cards")
+        found, tier_notes = tiers(
+            plan.columns, candidates, run, limit_cards=box if isinstance(box, int) else None, first_rank=first_rank,
+            as_of=plan.extra.get("as_of"),
+        )  # fmt: skip
+        if found:
+            extra["tiers"] = found
+            explanation += tier_notes
     return Shaped(rows, plan.columns, explanation, removed, extra)
 
 
@@ -260,12 +291,20 @@ def shape_why(plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run, e
 
 
 def shape_describe(plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run, explain: bool) -> Shaped:
-    return Shaped(_describe(plan, rows, catalog, run), ["property", "value"], list(plan.explanation))
+    """Anything by name; a GPU as a buyer reads it (kbq.lang.cards: units, essentials first)."""
+    table = _describe(plan, rows, catalog, run)
+    explanation = list(plan.explanation)
+    if plan.subject and run(PREFIXES + f"SELECT ?t WHERE {{ {terms.iri(plan.subject)} a kbq:GPU }} LIMIT 1").rows:
+        from kbq.lang.cards import describe_gpu
+
+        table, summary = describe_gpu(str(plan.subject), table, catalog, run)
+        return Shaped(table, ["attribute", "value", "unit"], [summary, *explanation])
+    return Shaped(table, ["property", "value"], explanation)
 
 
 def shape_compare(plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run, explain: bool) -> Shaped:
     """GPUs side by side (no workload): one row per attribute, sources, the comparison chart."""
-    table, attributes = _compare(plan, rows, catalog)
+    table, attributes = _compare(plan, rows, catalog, run)
     explanation = list(plan.explanation)
     sources: dict[str, list[str]] = {}
     for iri in plan.extra.get("gpus", []):
@@ -275,7 +314,16 @@ def shape_compare(plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Ru
     gpus = plan.extra.get("gpus")
     names = [catalog.label(g) for g in gpus] if isinstance(gpus, list) else []
     chart = chartspec.compare_chart(names, table, attributes, sources)
-    return Shaped(table, plan.columns, explanation, [], {"chart": chart} if chart is not None else {})
+    from kbq.lang import cards
+
+    gpu_iris = [str(g) for g in gpus] if isinstance(gpus, list) else []
+    added = cards.compare_prices(gpu_iris, run) + cards.compare_measured(gpu_iris, run)
+    table = cards.compare_ratios(table + added, len(names))
+    columns = list(plan.columns)
+    if len(names) == 2:
+        columns.append("ratio")
+        explanation.insert(1, f"ratio: {names[0]} / {names[1]}")
+    return Shaped(table, columns, explanation, [], {"chart": chart} if chart is not None else {})
 
 
 def shape_instances(plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run, explain: bool) -> Shaped:
@@ -317,6 +365,12 @@ def run_plan(text: str, plan: Plan, catalog: Catalog, run: Run, *, explain: bool
     read_as = plan.extra.get("read_as")
     if read_as:  # a sentence: the answer starts with the canonical question it answered
         explanation = [f"read as: {read_as}", *plan.extra.get("read_notes", []), *explanation]
+    extra = dict(shaped.extra)
+    chosen = extra.pop("tiers", None)
+    decision = decide(
+        plan, plan.kind, shaped.columns, shaped.rows, shaped.explanation, catalog.label,
+        chosen if isinstance(chosen, list) else None,
+    )  # fmt: skip
     return Result(
         question=text,
         kind=plan.kind,
@@ -326,7 +380,8 @@ def run_plan(text: str, plan: Plan, catalog: Catalog, run: Run, *, explain: bool
         explanation=explanation,
         removed=shaped.removed,
         units=plan.units,
-        extra=shaped.extra or {k: v for k, v in plan.extra.items() if k in ("breakdown", "chart")},
+        extra=extra or {k: v for k, v in plan.extra.items() if k in ("breakdown", "chart")},
+        decision=decision,
         read_as=read_as,
     )
 

@@ -76,6 +76,12 @@ class Scenario:
     count: int | None = None  # GPUs the question names ('on 3 x a100'); None: not named
 
     @property
+    def memory_factor(self) -> float:
+        """GB per datasheet 'GB' of GPU memory (binary chips: 24 GB = 24 GiB)."""
+        factor = self.constants.get("gpu_memory_factor")
+        return factor.value if factor else 1.0
+
+    @property
     def usable_share(self) -> float:
         usable = self.constants.get("usable_share")
         return usable.value if usable else 1.0
@@ -203,6 +209,9 @@ def resolve(
             raise ctx.error(f"{model.label} is a family: name a size ({', '.join(str(r[0]) for r in sizes)})", None)
         raise ctx.error(f"no parameter count is sourced for {model.label}: kbq cannot size it", None)
     process = facts.process(ctx, process_term)
+    optimizer = settings.get("optimizer")
+    if isinstance(optimizer, Term) and process.training:  # 'with 8-bit adam'
+        process = facts.optimizer(ctx, process, optimizer)
     consts = facts.constants(ctx)
     named = defaults(ctx)
     encoder_only, published = _model_extras(ctx, model_term.iri)
@@ -238,9 +247,15 @@ def resolve(
     context: int | None = _int(settings, "context")
     column = settings.get("_column_context")
     if context is not None and model.max_context and context > model.max_context:
-        raise ctx.error(
-            f"context {context:,} is beyond {model.label}'s maximum of {model.max_context:,} tokens",
-            column if isinstance(column, int) else None,
+        if not process.training:
+            raise ctx.error(
+                f"context {context:,} is beyond {model.label}'s maximum of {model.max_context:,} tokens",
+                column if isinstance(column, int) else None,
+            )
+        # training past the published maximum is done (Unsloth trains Llama 3.1 8B at 342k tokens): say so, count it
+        notes.append(
+            f"context {context:,} is beyond {model.label}'s published maximum of {model.max_context:,} tokens"
+            " (training there extends the position encoding, e.g. RoPE scaling); the memory is counted as asked"
         )
     if context is None and sequence:
         d = named.get("context")
@@ -259,11 +274,17 @@ def resolve(
     kv: Format | None = None
     if not process.training and not encoder_only:
         kv_term = settings.get("kv_precision")
-        kv = (
-            facts.number_format(ctx, kv_term)
-            if isinstance(kv_term, Term)
-            else (fmt if compute.iri == fmt_term.iri else facts.number_format(ctx, compute))
-        )
+        if isinstance(kv_term, Term):
+            kv = facts.number_format(ctx, kv_term)
+        else:  # the model's 16-bit dtype, whatever the weights' format: engines quantise the cache only when asked
+            kv = facts.number_format(ctx, Term(FP16, ctx.cat.label(FP16), frozenset()))
+            if fmt.bits_per_weight != kv.bits_per_weight and sequence:
+                assumed.append(
+                    Assumption(
+                        f"KV cache in {kv.label}: the model's 16-bit dtype (vLLM's and SGLang's kv_cache_dtype 'auto',"
+                        " llama.cpp's f16 cache), not the weights' format; 'with fp8 kv cache' quantises it"
+                    )
+                )
     elif not process.training and encoder_only:
         notes.append(f"no KV cache: {model.label} is encoder-only (each input is read in one pass, nothing is cached)")
 
@@ -284,7 +305,18 @@ def resolve(
             )
         )
     recompute = next((r for r in RECOMPUTE_SETTINGS if settings.get(r)), None)
-    activation = facts.activation_model(ctx, recompute, process.iri) if process.training else None
+    backend = settings.get("backend")
+    backend_iri = backend.iri if isinstance(backend, Term) else None
+    stack = facts.stack(ctx, backend_iri) if backend_iri and process.training else None
+    activation = facts.activation_model(ctx, recompute, process.iri, backend_iri) if process.training else None
+    if stack is not None:  # the backend's loss and reserve replace the general constants
+        consts = dict(consts)
+        if stack.logit_bytes is not None:
+            consts["logit_bytes"] = stack.logit_bytes
+        if stack.reserve_gb is not None:
+            consts["stack_reserve_gb"] = stack.reserve_gb
+        if stack.extra_bytes is not None:
+            consts["stack_extra_bytes"] = stack.extra_bytes
     if process.training and activation is not None and recompute is None and sequence:
         assumed.append(
             Assumption(
@@ -302,7 +334,8 @@ def resolve(
     return Scenario(
         model_iri=model_term.iri, model=model, process=process, weights=fmt, weights_iri=fmt_term.iri, compute=compute,
         kv=kv, context=context, batch=batch, zero_stage=zero, offload=offload, recompute=recompute, activation=activation,
-        lora_rank=lora_rank, chunked_loss=bool(settings.get("chunked_loss")), constants=consts, settings=clean,
+        lora_rank=lora_rank, chunked_loss=bool(settings.get("chunked_loss")) or bool(stack and stack.fused_loss),
+        constants=consts, settings=clean,
         assumptions=tuple(assumed), notes=tuple(notes), generates_tokens=sequence and not encoder_only, gate=gate,
         hardware=hardware, count=count,
     )  # fmt: skip

@@ -24,6 +24,7 @@ APPLICATION = k("Application")
 AREA = k("ApplicationArea")
 PROCESS = k("Process")
 PRECISION = k("Precision")
+OPTIMIZER = k("Optimizer")
 CHASSIS_KIND = k("ChassisKind")
 CHASSIS_THRESHOLD = k("ChassisThreshold")
 GPU_FAMILY = k("GpuFamily")
@@ -286,16 +287,20 @@ class Words:
         return Workload(term, process, precision, phrase)
 
     def models_of_size(self, text: str) -> list[str]:
-        """'70b', '8x7b': the models whose parameter count is within 5% of a size named alone."""
+        """'70b', '8x7b': the models whose parameter count is within 5% of a size named alone, the
+        best-sourced first (a publisher's card before a generated catalog entry), then the closest."""
         match = re.fullmatch(r"(?:(\d+)x)?(\d+(?:\.\d+)?)\s*b", text.strip().lower())
         if match is None or self.cat.run is None:
             return []
         size = float(match.group(2)) * 1e9 * (int(match.group(1)) if match.group(1) else 1)
         rows = self.cat.run(
-            PREFIXES + "SELECT ?l ?p WHERE { ?m a kbq:Model ; rdfs:label ?l ; kbq:parameterCount ?p "
-            f"FILTER(xsd:double(?p) >= {size * 0.95:.0f}e0 && xsd:double(?p) <= {size * 1.05:.0f}e0) }} ORDER BY ?l"
+            PREFIXES + "SELECT ?l (MIN(?r) AS ?rank) (SAMPLE(?p) AS ?count) WHERE { ?m a kbq:Model ; rdfs:label ?l ; "
+            "kbq:parameterCount ?p "
+            f"FILTER(xsd:double(?p) >= {size * 0.95:.0f}e0 && xsd:double(?p) <= {size * 1.05:.0f}e0) "
+            "OPTIONAL { ?m dcterms:source/kbq:tier/kbq:trustRank ?r } } GROUP BY ?l "
+            f"ORDER BY ?rank ABS(xsd:double(?count) - {size:.0f}e0) ?l LIMIT 8"
         ).rows
-        return [str(r[0]) for r in rows][:8]
+        return [str(r[0]) for r in rows]
 
     # --- clauses: with / on / in / at / under --------------------------------------------------
 
@@ -325,6 +330,8 @@ class Words:
             found = self.cat.candidates(phrase.text, [PRECISION])
             if len(found) == 1:
                 return [PrecisionChoice(found[0], phrase.column)]
+        if clause.keyword == "with" and (optimizer := self.optimizer(phrase)) is not None:
+            return [optimizer]
         settings = self.settings(phrase)
         if settings is not None:
             return settings
@@ -494,6 +501,14 @@ class Words:
             t.iri == GPU for t in self.cat.candidates(_singular(text))
         )
 
+    def optimizer(self, phrase: ast.Phrase) -> SettingValue | None:
+        """'with 8-bit adam', 'with adafactor': an optimizer the KB names, as the optimizer setting."""
+        setting = next((s for s in self.cat.settings.values() if s.name == "optimizer"), None)
+        found = self.cat.candidates(phrase.text, [OPTIMIZER]) if setting is not None else []
+        if setting is None or len(found) != 1:
+            return None
+        return SettingValue(setting, None, found[0], phrase.column)
+
     def settings(self, phrase: ast.Phrase) -> list[Item] | None:
         """'128k context batch 4', 'a 1600 w psu', 'mfu 40%', 'zero 3 offload', 'fp8 kv cache',
         '1t tokens': setting labels, each with the number next to it."""
@@ -521,6 +536,10 @@ class Words:
                 continue
             after_stop = spans[n + 1][0] if n + 1 < len(spans) else len(words)
             before_start = spans[n - 1][1] if n > 0 else 0
+            # 'and' joins two settings ('2k input and 512 output'): a value never reaches across it
+            joined = [x for x in range(len(words)) if normalise(words[x].text) == "and"]
+            after_stop = min([after_stop, *(x for x in joined if x >= j)])
+            before_start = max([before_start, *(x + 1 for x in joined if x < i)])
             after = [x for x in range(j, after_stop) if x not in used]
             before = [x for x in range(before_start, i) if x not in used]
             if setting.dimension is None:  # a term-valued setting ('fp8 kv cache')
@@ -545,8 +564,8 @@ class Words:
             quantity = self.quantity(tuple(words[x] for x in cand), setting.dimension, setting.label)
             used.update(cand)
             out.append(SettingValue(setting, quantity.value, None, words[i].column))
-        leftover = [words[x] for x in range(len(words)) if x not in used]
-        if leftover:
+        leftover = [words[x] for x in range(len(words)) if x not in used and normalise(words[x].text) != "and"]
+        if leftover:  # ('2k input and 512 output': 'and' joins settings)
             return None
         return out
 

@@ -1,7 +1,7 @@
 """`kbq serve`: the SPARQL 1.1 endpoint, the kbq language over HTTP, and the web page.
 
 Routes: `/sparql` (kbq.serve.sparql), `/ask?q=` (the answer `kbq --format json` prints),
-`/health`, `/docs/language.md` (the language reference), `/` and `/static/` (the page, served
+`/health`, `/docs/language.md` and `/docs/language.html` (the language reference), `/` and `/static/` (the page, served
 from kbq/static: no CDN). Queries run in
 killable worker processes (kbq.serve.pool); logging is configured in `main()` only.
 
@@ -24,7 +24,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from urllib.parse import parse_qs
 
@@ -32,16 +32,18 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.responses import FileResponse, HTMLResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from kbq.errors import KbqError
-from kbq.serve.http import ConnectionLimits, protocol_class
+from kbq.sanitize import clean_line
+from kbq.serve.http import ConnectionLimits, SlowClients, protocol_class
 from kbq.serve.pool import WorkerPool
 from kbq.serve.sparql import ProtocolError, read_body, sparql_endpoint
-from kbq.serve.state import ServerConfig, ServerState, answer, failure, run_job
+from kbq.serve.state import SafeJSONResponse, ServerConfig, ServerState, answer, failure, run_job
+from kbq.serve.state import client_address as _client
 from kbq.store.names import NAMES_GRAPH
 from kbq.store.resources import ASSERTED_GRAPH, INFERRED_GRAPH, data_root
 from kbq.store.snapshot import SnapshotInfo
@@ -87,9 +89,9 @@ class AccessLog:
             client = scope.get("client") or ("-", 0)
             access.info(
                 '%s "%s %s" %d %dB %.1fms',
-                client[0],
-                scope["method"],
-                scope["path"],
+                clean_line(str(client[0])),
+                clean_line(scope["method"]),
+                clean_line(scope["path"]),  # decoded: a %0a would forge a log line (issue 22, L-12)
                 status,
                 size,
                 (time.perf_counter() - start) * 1000,
@@ -178,32 +180,51 @@ async def ask(request: Request) -> Response:
         return failure(413, f"question of {len(question)} characters is over this server's limit of {limit}", as_json=True)
     key = ("ask", question, explain)
     if (cached := state.cache.get(key)) is not None:
-        return answer(state, cached, "application/json")
+        return answer(state, cached, "application/json", client=_client(request))
     reply = await run_job(state, {"op": "ask", "q": question, "explain": explain}, as_json=True)
     if isinstance(reply, Response):
         return reply
     if reply.status != 200:
         error = dict(reply.error or {"error": "query failed"})
-        return JSONResponse(error, status_code=reply.status)
+        return SafeJSONResponse(error, status_code=reply.status)
     state.cache.put(key, reply.body)
-    return answer(state, reply.body, "application/json")
+    return answer(state, reply.body, "application/json", client=_client(request))
 
 
 async def health(request: Request) -> Response:
+    """Whether this server can answer a query now, and why not: 200 "ok" while a worker is ready
+    or being started after a crash (queries wait for it), and neither the query queue nor the
+    connections are full; 503 otherwise, with the reason. Never runs a query itself."""
     state: ServerState = request.app.state.kbq
     pool = state.pool
+    slow: SlowClients = request.app.state.slow_clients
+    problems = []
+    if not pool.started:
+        problems.append("starting")
+    elif pool.ready == 0 and (pool.failing or not pool.restarting):
+        problems.append(f"no query worker can start: {pool.failing or 'none is running'}")
+    if pool.pending >= pool.max_pending:
+        problems.append(f"{pool.pending} queries running or queued, the limit")
+    connections = slow.open
+    if connections >= state.config.max_connections:
+        problems.append(f"{connections} open connections, the limit")
     body = {
-        "status": "ok" if pool.ready else "starting",
+        "status": "ok" if not problems else "unavailable",
+        "problems": problems,
         "workers": pool.ready,
         "size": pool.size,
+        "restarting": pool.restarting,
+        "worker_exits": pool.exits,
         "pending": pool.pending,
+        "connections": connections,
+        "slow_clients": slow.kinds(),
         "snapshot": state.info.key,
         "triples": state.info.asserted + state.info.inferred,
         "network_sandbox": pool.sandboxed,
         "sending_bytes": state.budget.used,
         "warnings": state.warnings + ([] if pool.sandboxed or not pool.ready else [_sandbox_warning(state.config)]),
     }
-    return JSONResponse(body, status_code=200 if pool.ready else 503)
+    return SafeJSONResponse(body, status_code=200 if not problems else 503, headers={"Cache-Control": "no-store"})
 
 
 def _sandbox_warning(config: ServerConfig) -> str:
@@ -226,8 +247,34 @@ async def language(request: Request) -> Response:
     return FileResponse(path, media_type="text/plain; charset=utf-8", headers=PAGE_HEADERS)
 
 
-def create_app(config: ServerConfig, info: SnapshotInfo) -> Starlette:
-    """The ASGI app; its lifespan starts and stops the worker pool."""
+REFERENCE_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>kbq language reference</title><link rel="icon" href="data:,"><link rel="stylesheet" href="../static/kbq.css">
+</head><body class="reference"><header><p><a href="../">kbq</a> &middot; <a href="language.md">markdown</a></p></header>
+<main>{body}</main></body></html>
+"""
+
+
+async def language_html(request: Request) -> Response:
+    """The language reference rendered as HTML (markdown-it-py; raw HTML in the markdown is escaped)."""
+    path = Path(data_root()) / "docs" / "language.md"
+    if not path.is_file():
+        return failure(404, "the language reference is not installed (kbq help --all prints it)", as_json=False)
+    from markdown_it import MarkdownIt
+
+    body = MarkdownIt("commonmark", {"html": False}).enable("table").render(path.read_text(encoding="utf-8"))
+    return HTMLResponse(REFERENCE_PAGE.format(body=body), headers=PAGE_HEADERS)
+
+
+def create_app(
+    config: ServerConfig,
+    info: SnapshotInfo,
+    slow_clients: SlowClients | None = None,
+    resolve: Callable[[], str] | None = None,
+) -> Starlette:
+    """The ASGI app; its lifespan starts and stops the worker pool. `slow_clients`: the
+    connection layer's registry (for /health); `resolve`: finds the snapshot again when workers
+    can no longer open it (a moved or removed cache)."""
     pool = WorkerPool(
         info.path,
         size=config.workers,
@@ -237,6 +284,7 @@ def create_app(config: ServerConfig, info: SnapshotInfo) -> Starlette:
         sandbox=config.sandbox,
         max_bytes=config.max_response_bytes,
         memory_mb=config.worker_memory_mb,
+        resolve=resolve,
     )
     state = ServerState(
         config=config, info=info, served_graphs=frozenset({ASSERTED_GRAPH, INFERRED_GRAPH, NAMES_GRAPH}), pool=pool
@@ -270,10 +318,12 @@ def create_app(config: ServerConfig, info: SnapshotInfo) -> Starlette:
         Route("/ask", ask, methods=["GET", "POST"]),
         Route("/health", health, methods=["GET"]),
         Route("/docs/language.md", language, methods=["GET"]),
+        Route("/docs/language.html", language_html, methods=["GET"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
     app.state.kbq = state
+    app.state.slow_clients = slow_clients or SlowClients()
     return app
 
 
@@ -326,8 +376,24 @@ def _parser() -> argparse.ArgumentParser:
         help="connections still sending their request head; past it the slowest is closed (default 256)",
     )
     p.add_argument("--max-connections", type=int, default=1000, metavar="N", help="open connections (default 1000)")
+    p.add_argument(
+        "--min-send-rate",
+        type=int,
+        default=256 * 1024,
+        metavar="BYTES",
+        help="bytes/s a client must read an answer at, after --send-timeout (default 262144)",
+    )
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     return p
+
+
+class _OneLineFormatter(logging.Formatter):
+    """Each log message on one line with its control characters escaped, whatever it quotes (a
+    path, a question, a file name): no forged lines, nothing a terminal obeys (issue 22, L-12)."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        record.message = clean_line(record.message)
+        return super().formatMessage(record)
 
 
 def _is_loopback(host: str) -> bool:
@@ -345,6 +411,8 @@ def main(argv: list[str] | None = None) -> int:
 
     args = _parser().parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    for handler in logging.getLogger().handlers:
+        handler.setFormatter(_OneLineFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     config = ServerConfig(
         host=args.host,
         port=args.port,
@@ -361,10 +429,13 @@ def main(argv: list[str] | None = None) -> int:
         max_sending_bytes=4 * args.max_response_bytes,
         worker_memory_mb=args.worker_memory,
         allowed_hosts=_allowed_hosts(args.host, args.allowed_host),
+        max_connections=args.max_connections,
+        send_timeout=args.send_timeout,
+        min_send_rate=args.min_send_rate,
     )
     try:
         store, info = pipeline.ensure(
-            [Path(p) for p in args.kb], engine=os.environ.get("KBQ_ENGINE", "reasonable"), progress=log.info, verify=True
+            [Path(p) for p in args.kb], engine=os.environ.get("KBQ_ENGINE", "sparql"), progress=log.info, verify=True
         )
     except KbqError as exc:
         log.error("kbq serve: %s", exc)
@@ -381,12 +452,37 @@ def main(argv: list[str] | None = None) -> int:
         body_timeout=args.body_timeout,
         send_timeout=args.send_timeout,
         max_slow_clients=args.max_slow_clients,
+        max_body_bytes=3 * args.max_query_length + 4096 + 16 * 1024,
     )
+    slow_clients = SlowClients()
+
+    def resolve() -> str:
+        """The snapshot for these overlays now: found again in the cache, or rebuilt there by a
+        `kbq build` child (a build in this process would hold the event loop up)."""
+        import subprocess
+        import sys
+
+        from kbq.store import snapshot
+
+        engine = os.environ.get("KBQ_ENGINE", "reasonable")
+        if snapshot.problem(snapshot.snapshot_path(args.kb, engine), verify=True) is not None:
+            log.warning("kbq serve: the snapshot is gone or damaged; rebuilding it in %s", snapshot.cache_root())
+            overlays = [flag for path in args.kb for flag in ("--kb", path)]
+            subprocess.run(
+                [sys.executable, "-m", "kbq", "build", "--engine", engine, *overlays],
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=float(os.environ.get("KBQ_BUILD_TIMEOUT", "900")) + 60,
+                check=False,
+            )
+        _store, found = pipeline.ensure([Path(p) for p in args.kb], engine=engine, progress=log.info, verify=True)
+        return found.path
+
     uvicorn.run(
-        create_app(config, info),
+        create_app(config, info, slow_clients, resolve),
         host=args.host,
         port=args.port,
-        http=protocol_class(limits),
+        http=protocol_class(limits, slow_clients),
         limit_concurrency=args.max_connections,
         log_config=None,
         access_log=False,

@@ -12,9 +12,10 @@ import asyncio
 import json
 import logging
 import os
+import signal
 import struct
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,6 +39,25 @@ class Reply:
     status: int
     body: bytes
     error: dict[str, Any] | None = None
+
+
+def exit_reason(returncode: int | None, memory_mb: int) -> str:
+    """What a worker's exit status says, and no more (issue 22, L-1: a crash is not a memory limit)."""
+    if returncode is None:
+        return "it stopped answering"
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        if returncode == -signal.SIGABRT:
+            return f"it aborted ({name}): the query needed more than the {memory_mb} MB a query may use, or the engine failed"
+        if returncode == -signal.SIGKILL:
+            return f"it was killed ({name}), by the system (out of memory) or an operator"
+        if returncode == -signal.SIGSEGV:
+            return f"it crashed ({name}) in the engine"
+        return f"it ended on {name}"
+    return f"it exited with status {returncode}"
 
 
 class WorkerProcess:
@@ -97,7 +117,10 @@ class WorkerPool:
         sandbox: bool = True,
         max_bytes: int = 32 << 20,
         memory_mb: int = 1024,
+        resolve: Callable[[], str] | None = None,
     ) -> None:
+        self.snapshot = snapshot
+        self.resolve = resolve  # finds (or rebuilds) the snapshot again when a worker cannot open it
         self.argv = [
             sys.executable,
             "-m",
@@ -122,6 +145,10 @@ class WorkerPool:
         self._idle: asyncio.Queue[WorkerProcess] = asyncio.Queue()
         self._tasks: set[asyncio.Task[None]] = set()
         self._closing = False
+        self.started = False
+        self.restarting = 0  # workers being started in place of one that ended
+        self.exits = 0  # workers that ended (crash, limit, kill) since the start
+        self.failing = ""  # why the last start failed, while starts keep failing
 
     @property
     def ready(self) -> int:
@@ -135,6 +162,7 @@ class WorkerPool:
         started = await asyncio.gather(*(WorkerProcess.start(self.argv) for _ in range(self.size)))
         for worker in started:
             self._add(worker)
+        self.started = True
 
     def _add(self, worker: WorkerProcess) -> None:
         self.workers.add(worker)
@@ -151,34 +179,61 @@ class WorkerPool:
         by the next query."""
         await worker.proc.wait()
         if worker in self.workers and not worker.busy and not self._closing:
-            status = worker.proc.returncode
-            log.warning("kbq serve: worker %d exited with status %s while idle; starting another", worker.pid, status)
+            reason = exit_reason(worker.proc.returncode, self.memory_mb)
+            log.warning("kbq serve: worker %d ended while idle (%s); starting another", worker.pid, reason)
             self.workers.discard(worker)
+            self.exits += 1
             await self._respawn()
 
-    async def _respawn(self) -> None:
-        delay = 0.1
-        while not self._closing:
-            try:
-                worker = await WorkerProcess.start(self.argv)
-            except (WorkerLost, OSError) as exc:
-                log.error("kbq serve: could not start a worker (%s); retrying in %.1f s", exc, delay)
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 5.0)
-                continue
-            if self._closing:
-                await worker.kill()
-            else:
-                self._add(worker)
+    async def _respawn(self, *, counted: bool = False) -> None:
+        """Start a worker in place of one that ended; when workers cannot open the snapshot (the
+        cache was moved or removed under the server), find or rebuild it, then go on (M-10)."""
+        if not counted:
+            self.restarting += 1
+        delay, failures = 0.1, 0
+        try:
+            while not self._closing:
+                try:
+                    worker = await WorkerProcess.start(self.argv)
+                except (WorkerLost, OSError) as exc:
+                    failures += 1
+                    self.failing = str(exc)
+                    log.error("kbq serve: could not start a worker (%s); retrying in %.1f s", exc, delay)
+                    if failures >= 2 and self.resolve is not None:
+                        await self._resolve_again()
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, 5.0)
+                    continue
+                self.failing = ""
+                if self._closing:
+                    await worker.kill()
+                else:
+                    self._add(worker)
+                return
+        finally:
+            self.restarting -= 1
+
+    async def _resolve_again(self) -> None:
+        assert self.resolve is not None
+        try:
+            found = await asyncio.to_thread(self.resolve)
+        except Exception as exc:  # noqa: BLE001 - any failure: reported, retried with the next start
+            self.failing = f"the snapshot cannot be found or rebuilt: {exc}"
+            log.error("kbq serve: %s", self.failing)
             return
+        if found != self.snapshot:
+            log.warning("kbq serve: the snapshot moved or was rebuilt: workers now open %s", found)
+            self.argv[self.argv.index(self.snapshot)] = found
+            self.snapshot = found
 
     def _replace(self, worker: WorkerProcess) -> None:
         """Kill `worker` (its state is unknown) and start another in the background."""
         self.workers.discard(worker)
+        self.restarting += 1  # at once: /health must not see a gap between the end and the restart
 
         async def replace() -> None:
             await worker.kill()
-            await self._respawn()
+            await self._respawn(counted=True)
 
         self._track(replace())
 
@@ -204,11 +259,14 @@ class WorkerPool:
                 self._replace(worker)
                 raise QueryTimeout(f"the query ran past the {self.timeout:g} s limit and was stopped") from None
             except (asyncio.IncompleteReadError, ConnectionError, RuntimeError) as exc:  # RuntimeError: uvloop, pipe closed
+                try:
+                    await asyncio.wait_for(worker.proc.wait(), 1.0)
+                except TimeoutError:
+                    pass
+                reason = exit_reason(worker.proc.returncode, self.memory_mb)
+                self.exits += 1
                 self._replace(worker)
-                raise WorkerLost(
-                    f"the query was stopped: it needed more than the {self.memory_mb} MB a query may use "
-                    "(or its worker was killed); simplify it or add a LIMIT"
-                ) from exc
+                raise WorkerLost(f"the query was stopped: its worker ended ({reason}); simplify it or add a LIMIT") from exc
             except asyncio.CancelledError:
                 self._replace(worker)
                 raise

@@ -2,8 +2,9 @@
 
 GET ?query=, POST form-encoded, POST application/sparql-query. Results by content
 negotiation (SELECT/ASK: SPARQL JSON, XML, CSV, TSV; CONSTRUCT/DESCRIBE: Turtle,
-N-Triples, JSON-LD), serialised by pyoxigraph in a worker. Every query passes the guard
-(kbq.serve.guard) first; the dataset is always the served graphs.
+N-Triples, JSON-LD, RDF/XML: SPARQLWrapper's and rdflib SPARQLStore's default for
+graphs), serialised by pyoxigraph in a worker. Every query passes the guard (kbq.serve.guard) first;
+the dataset is always the served graphs.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from starlette.responses import Response
 
 from kbq.serve.guard import Checked, RefusedQuery, check_query
 from kbq.serve.state import ServerState, answer, failure, run_job
+from kbq.serve.state import client_address as _client
 from kbq.store.resources import ASSERTED_GRAPH, INFERRED_GRAPH
 
 RESULT_TYPES = {
@@ -37,8 +39,16 @@ GRAPH_TYPES = {
     "application/x-turtle": "ttl",
     "text/plain": "nt",
     "application/json": "jsonld",
+    "application/rdf+xml": "rdfxml",
+    "application/xml": "rdfxml",
+    "text/xml": "rdfxml",
 }
-_RDF_FORMATS = {"ttl": ox.RdfFormat.TURTLE, "nt": ox.RdfFormat.N_TRIPLES, "jsonld": ox.RdfFormat.JSON_LD}
+_RDF_FORMATS = {
+    "ttl": ox.RdfFormat.TURTLE,
+    "nt": ox.RdfFormat.N_TRIPLES,
+    "jsonld": ox.RdfFormat.JSON_LD,
+    "rdfxml": ox.RdfFormat.RDF_XML,
+}
 _DATASET_PARAMS = ("default-graph-uri", "named-graph-uri")
 _FORM = "application/x-www-form-urlencoded"
 
@@ -185,6 +195,7 @@ def service_description(state: ServerState, endpoint: str, fmt: str) -> bytes:
         "Turtle",
         "N-Triples",
         "JSON-LD",
+        "RDF_XML",
     ):
         triples.append(ox.Triple(service, n(sd + "resultFormat"), n(fm + name)))
     for iri, size in ((ASSERTED_GRAPH, info.asserted), (INFERRED_GRAPH, info.inferred)):
@@ -197,7 +208,7 @@ def service_description(state: ServerState, endpoint: str, fmt: str) -> bytes:
             ox.Triple(graph, rdf_type, n(sd + "Graph")),
             ox.Triple(graph, n(void + "triples"), count(size)),
         ]
-    prefixes = {"sd": sd, "formats": fm, "void": void} if fmt == "ttl" else None
+    prefixes = {"sd": sd, "formats": fm, "void": void} if fmt in ("ttl", "rdfxml") else None
     return ox.serialize(triples, format=_RDF_FORMATS[fmt], prefixes=prefixes) or b""
 
 
@@ -223,7 +234,8 @@ async def sparql_endpoint(request: Request) -> Response:
         return failure(exc.status, exc.message, as_json=False)
     accept = request.headers.get("accept")
     if query is None:
-        rdf = negotiate(accept, ["text/turtle", "application/n-triples", "application/ld+json"]) or "text/turtle"
+        graph_media = ["text/turtle", "application/n-triples", "application/ld+json", "application/rdf+xml"]
+        rdf = negotiate(accept, graph_media) or "text/turtle"
         body = service_description(state, str(request.url.replace(query="")), GRAPH_TYPES[rdf])
         return Response(body, media_type=_content_type(rdf), headers={"Vary": "Accept"})
     try:
@@ -237,7 +249,7 @@ async def sparql_endpoint(request: Request) -> Response:
     key = ("sparql", query, offers[media])
     headers = {"Vary": "Accept"}
     if (cached := state.cache.get(key)) is not None:
-        return answer(state, cached, _content_type(media), headers)
+        return answer(state, cached, _content_type(media), headers, client=_client(request))
     job = {"op": "sparql", "query": query, "format": offers[media]}
     reply = await run_job(state, job, as_json=False)
     if isinstance(reply, Response):
@@ -245,4 +257,4 @@ async def sparql_endpoint(request: Request) -> Response:
     if reply.status != 200:
         return failure(reply.status, str((reply.error or {}).get("error", "query failed")), as_json=False)
     state.cache.put(key, reply.body)
-    return answer(state, reply.body, _content_type(media), headers)
+    return answer(state, reply.body, _content_type(media), headers, client=_client(request))

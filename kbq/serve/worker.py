@@ -29,7 +29,7 @@ _CLONE_NEWNET = 0x40000000
 
 # Media-type keys the server negotiates -> pyoxigraph format names.
 RESULT_FORMATS = {"json": "JSON", "xml": "XML", "csv": "CSV", "tsv": "TSV"}
-GRAPH_FORMATS = {"ttl": "TURTLE", "nt": "N_TRIPLES", "jsonld": "JSON_LD"}
+GRAPH_FORMATS = {"ttl": "TURTLE", "nt": "N_TRIPLES", "jsonld": "JSON_LD", "rdfxml": "RDF_XML"}
 
 
 def _die_with_parent(parent: int) -> None:

@@ -3,15 +3,22 @@ columns and rows. Every door (CLI, endpoint, library) goes through here."""
 
 from __future__ import annotations
 
+import math
+
 import pyoxigraph as ox
 
-from kbq.errors import CacheError, ResourceLimitError, SparqlError
+from kbq.errors import CacheError, QueryTimeoutError, ResourceLimitError, SparqlError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 _INTEGER_TYPES = {XSD + t for t in ("integer", "int", "long", "short", "nonNegativeInteger", "positiveInteger")}
 _DECIMAL_TYPES = {XSD + t for t in ("decimal", "double", "float")}
 
 Value = str | int | float | bool | None
+MAX_NUMBER_CHARS = 400  # a longer numeric literal is no number kbq can use (and int() of it is quadratic)
 
 
 class Table:
@@ -34,17 +41,26 @@ class Table:
 
 
 def literal_value(lexical: str, datatype: str) -> Value:
-    """A literal's Python value; anything unknown stays text."""
+    """A literal's Python value; anything unknown stays text. A number no float can hold (a
+    400-digit integer, `INF`, `NaN`: a hostile endpoint or overlay may send them) is None, an
+    unknown value, never an infinity that breaks arithmetic or JSON further on."""
     try:
         if datatype in _INTEGER_TYPES:
-            return int(lexical)
+            if len(lexical) > MAX_NUMBER_CHARS:
+                return None
+            whole = int(lexical)
+            return whole if abs(whole) < 1e300 else None
         if datatype in _DECIMAL_TYPES:
+            if len(lexical) > MAX_NUMBER_CHARS:
+                return None
             number = float(lexical)
+            if not math.isfinite(number) or abs(number) >= 1e300:
+                return None
             return int(number) if number.is_integer() and "." not in lexical and "e" not in lexical.lower() else number
         if datatype == XSD + "boolean":
             return lexical in ("true", "1")
     except ValueError:
-        return lexical
+        return None if datatype != XSD + "boolean" else lexical
     return lexical
 
 
@@ -91,3 +107,41 @@ def select(store: ox.Store, sparql: str) -> Table:
         return Table(columns=["subject", "predicate", "object"], rows=rows)
     except (SyntaxError, OSError, RuntimeError, ValueError, OverflowError, MemoryError) as exc:
         raise engine_error(store, exc) from None
+
+
+QUERY_TIMEOUT = 30.0
+"""Seconds a raw SPARQL query may take in the library and `kbq sparql` (`timeout=`, `--timeout`)."""
+
+
+def within(seconds: float | None, run: Callable[[], Table]) -> Table:
+    """`run()` with a time limit: past `seconds`, QueryTimeoutError.
+
+    pyoxigraph cannot cancel a query, but it releases the GIL while it works, so the caller gets
+    the error on time; the engine's thread finishes on its own in the background (a command
+    exits at once: `kbq sparql` ends the process)."""
+    if seconds is None:
+        return run()
+    import threading
+    import traceback
+
+    box: list[Table | BaseException] = []
+
+    def work() -> None:
+        try:
+            box.append(run())
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            # The engine's objects may only be dropped on this thread: free the frames that hold them here.
+            link: BaseException | None = exc
+            while link is not None:
+                traceback.clear_frames(link.__traceback__)
+                link = link.__context__
+            box.append(exc.with_traceback(None))
+
+    thread = threading.Thread(target=work, name="kbq-query", daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if not box:
+        raise QueryTimeoutError(f"the query ran past the {seconds:g} s time limit and was abandoned (timeout=, --timeout)")
+    if isinstance(box[0], BaseException):
+        raise box[0]
+    return box[0]

@@ -26,6 +26,7 @@ check every raw query cheaply.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from kbq.errors import QueryTooComplex, RefusedQuery
 
@@ -35,6 +36,18 @@ nested blank-node property lists, ~310 nested collections, ~2190 nested groups."
 MAX_OPERATIONS = 1000
 """Joins, unions, filters, path steps and binary operators in one query. pyoxigraph 0.5
 overflows an 8 MiB stack at ~2600 MINUS, ~6500 UNION, ~6900 `+` or ~9300 `&&` in a row."""
+
+MAX_TERMS = 1000
+"""Terms (names, variables, literals, numbers, keywords) directly inside one `{ }`, `( )`, `[ ]`, or
+outside every bracket. The engine recurses over flat lists too: pyoxigraph 0.5 segfaults on a
+DESCRIBE of ~3,000 IRIs and on an RDF collection of 5,000 items (issue 22, M-4); ORDER BY,
+VALUES, projection and GROUP BY lists are bounded by the same rule."""
+
+MAX_PATTERNS = 64
+"""Triple patterns one group may join: each `.` `;` `,` in it, and each item of a `( )` list in it
+that follows no function or keyword (an RDF collection of n items is 2n patterns). pyoxigraph 0.5
+orders a group's joins in time growing with about the fourth power of its patterns: on one core,
+50 take ~0.06 s, 100 ~1 s, 200 ~13 s, 300 minutes (and 120 took 10 s on a loaded machine)."""
 
 MAX_FROM = 64
 """FROM / FROM NAMED clauses (each is read to its graph IRI; the bound keeps the pass linear)."""
@@ -77,6 +90,11 @@ _OPERATION = re.compile(
     r"(?i)&&|(?<![0-9])\.|\.(?![0-9])|[;,|/*]|(?<![eE])[+\-]|union|minus|optional|filter|bind|graph|lateral|exists|service"
 )
 _NAMED = re.compile(r"(?i)named")
+# Terms in code: a run of word characters that starts no prefixed name (`ex:` counts at its `:`).
+_WORDS = re.compile(r"(?<![\w\-.])\w[\w\-.]*+(?!:)")
+_WORD_CHAR = re.compile(r"[\w\-.]")
+_VALUES = re.compile(r"(?i)values")
+_SEPARATOR = re.compile(r"(?<![0-9])\.|\.(?![0-9])|[;,]")
 _PLAIN_LOCAL = re.compile(r"(?:[A-Za-z0-9_\-.:]|%[0-9A-Fa-f]{2})++")
 # Prefix IRIs after which any plain local name stays in the path (`.../`) or the fragment (`...#`).
 _OPEN_PATH = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*+://[^/?#\s]*+/[^?#\s]*+")
@@ -200,6 +218,9 @@ class _Scan:
         self.fork_depth = 0  # that second reading's nesting
         self.open_prefixes: bool | None = None  # every declared prefix IRI ends in an open path or fragment
         self.froms = 0
+        # One frame per open bracket (and one outside them all): [opener, terms, patterns, expression].
+        self.frames: list[list[Any]] = [["", 0, 0, False]]
+        self.values_next = False  # `VALUES` seen: its `(vars)` and `{rows}` are data, not patterns
 
     # --- refusals ----------------------------------------------------------------------
 
@@ -234,23 +255,27 @@ class _Scan:
                 cr = text.find("\r", i, eol if eol >= 0 else n)
                 i = cr if cr >= 0 else eol if eol >= 0 else n
             elif c == "'" or c == '"':
+                self.term(i, 1)
                 i = self.string(i)
             elif c == "<":
                 i = self.angle(i)
             elif c == ">":
                 if text.startswith(">>", i):
-                    self.close(1)
+                    self.close(1, i)
                 i += 1
             elif c == "?" or c == "$":
                 v = _VARNAME.match(text, i + 1)
+                self.term(i, 1)
                 i = v.end() if v else i + 1
             elif c == ":":
+                if not (i > 0 and _WORD_CHAR.match(text, i - 1)):
+                    self.term(i, 1)  # `:x` (a prefixed name with a word before it was counted as that word)
                 i = self.local(i + 1)
             elif c in _OPENERS:
-                self.open(i, 1)
+                self.open(i, 1, c)
                 i += 1
             elif c in _CLOSERS:
-                self.close(1)
+                self.close(1, i)
                 i += 1
             else:
                 raise self.refuse(i, f"cannot read the query: unexpected {c!r}")
@@ -264,14 +289,78 @@ class _Scan:
                     raise self.service(m.start())
             else:
                 self.dataset(m.start())
-        self.operations += len(_OPERATION.findall(self.text, start, end))
+        operations = len(_OPERATION.findall(self.text, start, end))
+        self.operations += operations
         if self.operations > MAX_OPERATIONS:
             raise QueryTooComplex(
                 f"the query chains more than {MAX_OPERATIONS} joins, unions, filters, path steps or operators: "
                 "kbq refuses it before the engine (whose parser would overflow its stack); split it"
             )
+        frame = self.frames[self.depth_index()]
+        separators = len(_SEPARATOR.findall(self.text, start, end))
+        if frame[0] == "(":
+            frame[3] = frame[3] or bool(operations)  # an expression or argument list, not an RDF collection
+        elif separators:
+            self.pattern(start, separators)
+        words = _WORDS.findall(self.text, start, end)
+        if words:
+            if _VALUES.fullmatch(words[-1]):
+                self.values_next = True
+            self.term(start, len(words))
 
-    def open(self, offset: int, count: int) -> None:
+    # --- sizes ------------------------------------------------------------------------
+
+    def depth_index(self) -> int:
+        """The frame of the current depth (the `<` fork can deepen without an opener: add frames)."""
+        while len(self.frames) <= self.depth:
+            self.frames.append(["", 0, 0, False])
+        del self.frames[self.depth + 1 :]
+        return self.depth
+
+    def term(self, offset: int, count: int) -> None:
+        frame = self.frames[self.depth_index()]
+        frame[1] += count
+        if frame[1] > MAX_TERMS:
+            where_ = "outside any bracket" if self.depth == 0 else f"in one {frame[0] or '<'} ... group"
+            raise QueryTooComplex(
+                f"more than {MAX_TERMS} terms {where_} (at {where(self.text, offset)}): kbq refuses it before the "
+                "engine (which crashes on long flat lists); split the query or the list"
+            )
+
+    def called(self, offset: int) -> bool:
+        """`(` right after a bare word (a function, BIND, FILTER, IN, COUNT...): arguments, not an
+        RDF collection. After a variable, an IRI, a prefixed name or `a`, it is a collection."""
+        text, j = self.text, offset
+        while j > 0 and text[j - 1] in " \t\r\n":
+            j -= 1
+        end = j
+        while j > 0 and _WORD_CHAR.match(text, j - 1):
+            j -= 1
+        word = text[j:end]
+        return bool(word) and word != "a" and not (j > 0 and text[j - 1] in "?$:") and ":" not in word
+
+    def pattern(self, offset: int, count: int) -> None:
+        """`count` triple patterns (or list items) joined by the nearest enclosing `{ }` group."""
+        for frame in reversed(self.frames[: self.depth_index() + 1]):
+            if frame[0] == "data":
+                return
+            if frame[0] == "{" or frame is self.frames[0]:
+                frame[2] += count
+                if frame[2] > MAX_PATTERNS:
+                    raise QueryTooComplex(
+                        f"one group joins more than {MAX_PATTERNS} triple patterns or list items (at "
+                        f"{where(self.text, offset)}): the engine's time to plan it grows as a high power of their number; "
+                        "split it into smaller groups or queries"
+                    )
+                return
+
+    def open(self, offset: int, count: int, opener: str = "") -> None:
+        if count == 1 and opener:
+            self.term(offset, 1)  # a bracketed item (a VALUES row, a group) is one item of its parent
+            data = self.values_next or self.frames[-1][0] == "data"
+            if opener == "{":
+                self.values_next = False
+            self.frames.append(["data" if data else opener, 0, 0, opener == "(" and self.called(offset)])
         self.depth += count
         if self.depth > self.max_depth:
             self.max_depth = self.depth
@@ -281,8 +370,17 @@ class _Scan:
                     "kbq refuses it before the engine (whose parser would overflow its stack)"
                 )
 
-    def close(self, count: int) -> None:
-        self.depth = max(0, self.depth - count)
+    def close(self, count: int, offset: int = 0) -> None:
+        """Leave `count` brackets; the items of a `( )` list that held no operator (an RDF
+        collection: 2 triple patterns per item) are patterns of the group around it."""
+        for _ in range(count):
+            if self.depth == 0:
+                return
+            self.depth_index()
+            frame = self.frames.pop()
+            self.depth -= 1
+            if frame[0] == "(" and not frame[3] and frame[1] > 1:
+                self.pattern(offset, frame[1])
 
     def string(self, i: int) -> int:
         text = self.text
@@ -303,6 +401,7 @@ class _Scan:
         m = _IRI_SPAN.match(text, i)
         if m is None:
             return i + 1  # not an IRI: the engine reads an operator (or `<<`)
+        self.term(i, 1)
         content = m.group(1)
         hash_at = content.find("#")
         code = content if hash_at < 0 else content[:hash_at]
@@ -320,7 +419,7 @@ class _Scan:
                 depth -= 1
         if peak:  # keep the deeper of the two readings
             self.open(i, peak)
-            self.close(peak - depth)
+            self.close(peak - depth, i)
         self.operations += len(_OPERATION.findall(code))
         if hash_at >= 0:
             k = _KEYWORD.search(code)

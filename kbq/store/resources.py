@@ -49,6 +49,26 @@ def check_paths() -> list[str]:
     return _listing(os.path.join("ontology", "checks"), ".rq")
 
 
+def owlrl_rule_paths() -> list[str]:
+    """The OWL 2 RL subset of the `sparql` engine, as CONSTRUCT rules (applied with rule_paths)."""
+    return _listing(os.path.join("ontology", "owlrl", "rules"), ".rq")
+
+
+def owlrl_delta_dir() -> str:
+    """Semi-naive forms of some of those rules (same file names), for rounds after the first."""
+    return os.path.join(data_root(), "ontology", "owlrl", "delta")
+
+
+def owlrl_beyond_path() -> str:
+    """The SELECT finding OWL vocabulary beyond that subset (the build then uses `reasonable`)."""
+    return os.path.join(data_root(), "ontology", "owlrl", "beyond.rq")
+
+
+def engine_paths() -> list[str]:
+    """Files the `sparql` engine reads besides the rules and checks (part of a snapshot's key)."""
+    return [*owlrl_rule_paths(), *_listing(os.path.join("ontology", "owlrl", "delta"), ".rq"), owlrl_beyond_path()]
+
+
 def shapes_path() -> str:
     return os.path.join(data_root(), "ontology", SHAPES_FILE)
 
@@ -72,6 +92,10 @@ def knowledge_files() -> list[Path]:
 
 def rule_files() -> list[Path]:
     return _paths(rule_paths())
+
+
+def owlrl_rule_files() -> list[Path]:
+    return _paths(owlrl_rule_paths())
 
 
 def check_files() -> list[Path]:

@@ -8,8 +8,11 @@ folder a running process uses: every process that opens a snapshot holds a share
 `kbq.lock`, and an older folder is deleted only once nobody holds it.
 
 Checks, in order of cost: the manifest is checksummed (sha256) before it is unmarshalled; every
-file it lists has its size, and if its mtime moved its sha256 (`verify=True`, used by
-`kbq serve` and `kbq build`, hashes them all); the store must open. A corruption the engine
+file it lists has its size and, on every open, its quick digest: the sha256 of the whole file up
+to 1 MiB (every file of the shipped KB's snapshot), else of its first 64 KiB, its last 256 KiB
+(where an SST keeps its index, filters and footer) and 16 blocks spread between; so bit rot with
+size and mtime unchanged is found before the engine reads it (issue 22, M-9). If the mtime moved,
+or with `verify=True` (`kbq serve`, `kbq build`), the full sha256; the store must open. A corruption the engine
 finds later (a block checksum) marks the folder damaged (see `mark_damaged`), and the next open
 rebuilds it. Paths in the manifest are relative, so a moved cache keeps working.
 
@@ -45,7 +48,7 @@ MANIFEST_DATA = "kbq-manifest.marshal"
 LOCK = "kbq.lock"
 DAMAGED = "kbq-damaged"  # written when the engine reports a corruption in this folder
 STAMPS = "kbq-stamps.marshal"
-DEFAULT_ENGINE = "reasonable"
+DEFAULT_ENGINE = "sparql"
 _MAGIC = b"KBQ-MANIFEST-2\n"
 _STAMPS_MAGIC = b"KBQ-STAMPS-1\n"
 _UNCHECKED = ("LOG", "LOCK", "kbq-", "kbq.")  # not in the checksums: RocksDB's logs and lock, kbq's own files
@@ -98,7 +101,7 @@ def cache_root() -> str:
 def _library_versions(engine: str) -> str:
     # importlib.metadata is slow to import; read the dist-info folder names instead.
     found = {"pyoxigraph": ox.__version__}
-    wanted = ("reasonable", "owlrl", "rdflib")
+    wanted = ("reasonable", "owlrl", "rdflib", "pyrudof")
     for entry in sys.path:
         try:
             names = os.listdir(entry or ".")
@@ -114,11 +117,37 @@ def _library_versions(engine: str) -> str:
     return f"{engine};{python};" + ";".join(f"{k}={found[k]}" for k in sorted(found))
 
 
+MAX_OVERLAY_BYTES = 512 << 20
+"""Bytes of one overlay file (checked before it is read or hashed)."""
+
+
+def check_overlay(path: str | os.PathLike[str]) -> None:
+    """Refuse, before anything opens it, an overlay that is not a regular file of bounded size:
+    `--kb /dev/zero` (endless), a FIFO (blocks the open), a sparse 1 TB file (issue 22, L-10)."""
+    import stat
+
+    from kbq.errors import KnowledgeFileError
+
+    name = os.fspath(path)
+    try:
+        st = os.stat(name)
+    except OSError as exc:
+        raise KnowledgeFileError(name, None, f"cannot read: {exc.strerror}") from None
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a folder" if stat.S_ISDIR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a device or socket"
+        raise KnowledgeFileError(name, None, f"not a regular file ({kind}): an overlay is a Turtle file")
+    if st.st_size > MAX_OVERLAY_BYTES:
+        raise KnowledgeFileError(name, None, f"{st.st_size} bytes, over kbq's limit of {MAX_OVERLAY_BYTES}")
+
+
 def input_files(overlays: Sequence[str | os.PathLike[str]] = ()) -> list[str]:
+    for overlay in overlays:
+        check_overlay(overlay)
     return (
         resources.knowledge_paths()
         + resources.rule_paths()
         + resources.check_paths()
+        + resources.engine_paths()
         + [resources.shapes_path()]
         + [os.fspath(p) for p in overlays]
     )
@@ -170,6 +199,25 @@ def _write_atomic(path: str, data: bytes) -> None:
         except OSError:
             pass
         raise
+
+
+QUICK_WHOLE = 1 << 20  # files up to this size are hashed whole on every open
+
+
+def _quick_digest(path: str) -> bytes:
+    """sha256 of the whole file up to QUICK_WHOLE bytes, else of its head, tail and 16 samples."""
+    with open(path, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size <= QUICK_WHOLE:
+            return hashlib.sha256(handle.read()).digest()
+        digest = hashlib.sha256(size.to_bytes(8, "little"))
+        digest.update(handle.read(64 << 10))
+        for i in range(1, 17):
+            handle.seek(size * i // 17)
+            digest.update(handle.read(4096))
+        handle.seek(max(0, size - (256 << 10)))
+        digest.update(handle.read())
+        return digest.digest()
 
 
 def _sha256_file(path: str) -> bytes:
@@ -240,7 +288,14 @@ def input_key(files: Sequence[str | os.PathLike[str]], engine: str) -> str:
 
 
 def _checked_files(folder: str) -> list[str]:
-    return sorted(n for n in os.listdir(folder) if not n.startswith(_UNCHECKED) and os.path.isfile(os.path.join(folder, n)))
+    """The store files a manifest checksums: not RocksDB's info logs, lock or write-ahead logs
+    (`*.log`: RocksDB may delete one when the builder's store closes after the manifest is
+    written, and a read-only open needs none), nor kbq's own files."""
+    return sorted(
+        n
+        for n in os.listdir(folder)
+        if not n.startswith(_UNCHECKED) and not n.endswith(".log") and os.path.isfile(os.path.join(folder, n))
+    )
 
 
 def write_manifest(folder: str, info: SnapshotInfo, names: Sequence[str] | None = None) -> None:
@@ -254,7 +309,8 @@ def write_manifest(folder: str, info: SnapshotInfo, names: Sequence[str] | None 
     for name in _checked_files(folder) if names is None else names:
         path = os.path.join(folder, name)
         st = os.stat(path)
-        contents[name] = (st.st_size, st.st_mtime_ns, _sha256_file(path))
+        full = _sha256_file(path)
+        contents[name] = (st.st_size, st.st_mtime_ns, full, full if st.st_size <= QUICK_WHOLE else _quick_digest(path))
     record = {f: getattr(info, f) for f in info.FIELDS if f != "path"}
     with open(os.path.join(folder, MANIFEST), "w", encoding="utf-8") as handle:
         json.dump(record, handle, indent=1)
@@ -293,20 +349,22 @@ def problem(folder: str, *, verify: bool = False) -> str | None:
     for name, entry in contents.items():
         path = os.path.join(folder, name)
         try:
-            size, mtime_ns, digest = entry
+            size, mtime_ns, digest, *rest = entry
             st = os.stat(path)
         except (OSError, ValueError, TypeError):
             return f"{name} is missing"
         if st.st_size != size:
             return f"{name} has {st.st_size} bytes, not {size}"
-        if verify or st.st_mtime_ns != mtime_ns:
-            try:
-                if _sha256_file(path) != digest:
-                    return f"{name} does not match its checksum"
-            except OSError as exc:
-                return f"{name} cannot be read ({exc.strerror})"
-            moved = moved or st.st_mtime_ns != mtime_ns
-    if moved:  # copied or moved with new times but intact: record them, so the next check is cheap
+        if not os.path.isfile(path):
+            return f"{name} is not a regular file"
+        full = verify or st.st_mtime_ns != mtime_ns or not rest
+        try:
+            if (_sha256_file(path) if full else _quick_digest(path)) != (digest if full else rest[0]):
+                return f"{name} does not match its checksum"
+        except OSError as exc:
+            return f"{name} cannot be read ({exc.strerror})"
+        moved = moved or st.st_mtime_ns != mtime_ns or not rest
+    if moved:  # copied or moved with new times, or an older manifest, but intact: record them, so the next check is cheap
         try:
             info = SnapshotInfo(path=folder, **data["info"])  # type: ignore[arg-type]
             write_manifest(folder, info, list(contents))
@@ -337,6 +395,35 @@ def _lock_shared(folder: str) -> bool:
         return False
     _HELD[folder] = fd
     return True
+
+
+def hold_new(folder: str) -> int | None:
+    """Create `folder`'s lock file and hold a shared lock on it before the build in it is renamed
+    into place, so no other process can take a fresh build for an unused old one and remove it
+    between the rename and the open (issue 22, L-9). `adopt` it under the final name."""
+    try:
+        import fcntl
+    except ImportError:
+        return None
+    try:
+        fd = os.open(os.path.join(folder, LOCK), os.O_RDONLY | os.O_CREAT, 0o644)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def adopt(folder: str, fd: int | None) -> None:
+    """The lock taken by `hold_new` now holds `folder` (the build's final name)."""
+    if fd is not None:
+        if folder in _HELD:
+            os.close(fd)
+        else:
+            _HELD[folder] = fd
 
 
 def open_existing(path: str, *, verify: bool = False) -> tuple[ox.Store, SnapshotInfo] | None:

@@ -60,13 +60,19 @@ def memory(s: Scenario) -> Memory:
         if opt.trainable_line:
             lines.append(opt.trainable_line)
         lines += [opt.gradient_line, opt.optimizer_line]
+        extra = s.constants.get("stack_extra_bytes")
+        if extra is not None:  # a backend's optimizer temporaries ('using tensorflow')
+            lines.append(
+                Line(f"optimizer temporaries ({extra.label})", opt.trainable * extra.value / GB,
+                     f"{opt.trainable:,.0f} trainable parameters x {extra.value:g} B", extra.source)
+            )  # fmt: skip
         act = None
         if s.activation is not None and s.context is not None:
             scale = 2.0 if full_precision else 1.0  # the coefficients count 16-bit activations
             a = s.activation
             act = formulas.activations(
                 model, context=context, batch=batch, linear=a.linear * scale, quadratic=a.quadratic * scale,
-                model=a.label + (" at 32 bits" if full_precision else ""), source=a.source,
+                model=a.label + (" at 32 bits" if full_precision else ""), source=a.source, per_layer=a.per_layer,
             )  # fmt: skip
         if act is not None:
             lines.append(act)
@@ -107,6 +113,11 @@ def memory(s: Scenario) -> Memory:
                 f"{context_gb.value:g} GB per GPU ({context_gb.label})",
                 context_gb.source,
             )
+        )
+    reserve = s.constants.get("stack_reserve_gb")
+    if reserve is not None and process.training:
+        lines.append(
+            Line(f"runtime ({reserve.label})", reserve.value, f"{reserve.value:g} GB per GPU ({reserve.label})", reserve.source)
         )
     layout = Layout(
         training=process.training, heads=model.heads, kv_heads=model.kv_heads, layers=model.layers,

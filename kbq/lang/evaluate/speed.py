@@ -10,12 +10,12 @@ from kbq.lang.workload import formulas
 def dense_rate(rates: dict[str, float], compute_key: str | None) -> tuple[float, str] | None:
     """The dense TFLOPS the matrix multiplications run at: the compute precision's own rate, else
     tensor FP16/BF16 (weight-only formats dequantise to it), else FP32; None when none is sourced."""
-    if compute_key is not None and compute_key in rates:
+    if compute_key is not None and rates.get(compute_key):
         return rates[compute_key], compute_key
-    if "tensor" in rates:
+    if rates.get("tensor"):  # a card without tensor cores has a tensor rate of 0: it runs on its vector units
         return rates["tensor"], "tensor (FP16/BF16 dense, FP32 accumulate)"
-    if "fp32" in rates:
-        return rates["fp32"], "fp32 (no tensor figure)"
+    if rates.get("fp32"):
+        return rates["fp32"], "fp32 vector rate (no tensor cores)"
     return None
 
 

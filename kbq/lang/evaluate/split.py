@@ -119,8 +119,14 @@ def _training(fp: Footprint, n: int) -> Split:
     lay = fp.layout
     out: list[tuple[float, str]] = []
     for line in fp.lines:
+        # DeepSpeed: ZeRO-Offload moves the optimizer states and the gradients to CPU memory (ZeRO-2);
+        # with ZeRO-3 (ZeRO-Infinity's offload_param) the parameters go too, one layer gathered at a time
         if line.part == "optimizer states" and lay.offload:
             out.append((0.0, "offloaded to CPU memory"))
+        elif line.part == "gradients" and lay.offload:
+            out.append((0.0, "offloaded to CPU memory (ZeRO-Offload)"))
+        elif line.part in WEIGHT_PARTS and lay.offload and lay.zero >= 3:
+            out.append((0.0, "offloaded to CPU memory (ZeRO-3 offload: each layer is gathered onto the GPU when used)"))
         elif n == 1:
             out.append((1.0, ""))
         elif line.part == "optimizer states" and lay.zero >= 1:

@@ -50,6 +50,8 @@ def evaluate_rows(plan: Plan, rows: list[list[Value]]) -> list[list[Value]]:
         cards: int | None = 1
         if fp is not None:
             memory = _number(row[col["memory"]]) if "memory" in col else None
+            if memory is not None:  # the datasheet's binary 'GB' in bytes
+                memory *= float(spec.get("memory_factor", 1.0))
             ev = evaluate(fp, Accelerator(str(row[1]), str(row[0]), memory), usable_share=share)
             cards = ev.cards_needed
             row[col["needed_gb"]] = round(fp.total, 3)
@@ -118,6 +120,7 @@ def evaluate_instances(plan: Plan, rows: list[list[Value]]) -> tuple[list[list[V
         memory, gpus = _number(row[col["fit_gpu_memory"]]), _number(row[col["gpus"]])
         count = int(gpus) if gpus else 1
         if memory is not None:
+            memory *= float(spec.get("memory_factor", 1.0))  # the datasheet's binary 'GB' in bytes
             ev = evaluate(fp, Accelerator(str(row[col["gpu_model"]] or ""), None, memory), count, usable_share=share)
             if not ev.fits:
                 continue

@@ -262,6 +262,12 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
         profile, profile_notes = ordering.choose(ctx, workload_term, ask.authority, ask.authority_column)
     mode = subject.mode
     strategy = mode.strategy if mode else "profile"
+    if profile is None and mode is not None and strategy == "profile":
+        # 'best gpu' with no workload: deep learning in general (the profile that applies to any
+        # algorithm, or the default authority's), not a list by name
+        profile, profile_notes = ordering.choose(ctx, None, None, None)
+        if profile is not None:
+            profile_notes.insert(0, "no workload named: ranked for deep learning in general")
     if strategy not in STRATEGIES:
         raise ctx.error(
             f"'{mode.label if mode else strategy}' ranks by '{strategy}', which kbq does not implement"
@@ -457,6 +463,8 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
             "workload": workload_term.iri if workload_term else None,
             "best": bool(mode and mode.limit == 1 and profile is not None),
             "picture": _picture(ctx, ask, strategy, order_keys, method, profile_line),
+            "as_of": ask.as_of,  # the tiers' prices are the ones valid then (kbq.lang.tiers)
+            "box_cards": ask.cards,  # the machine asked ('in an 8-card server'): the tiers' count limit
             "evaluation": _evaluation_spec(ctx, ask, strategy, fit, tco, computed, profile, substitute, rate, bool(statuses)),
         },
     )
@@ -527,6 +535,7 @@ def _evaluation_spec(
         "computed": computed,
         "footprint": fit.footprint.to_data() if fit is not None else None,
         "usable_share": fit.scenario.usable_share if fit is not None else 1.0,
+        "memory_factor": fit.scenario.memory_factor if fit is not None else 1.0,
         "cards_limit": None,  # 'in N cards' is a constraint (_fits_in): the candidates already fit
         "cards_first": _cards_first(ask, strategy, fit is not None),
         "strategy": strategy,

@@ -30,6 +30,8 @@ def model(ctx: Context, term: Term) -> Facts:
             continue
         if name == "attention":
             kwargs[name] = str(value)
+        elif name == "tied_embeddings":
+            kwargs[name] = str(value).lower() in ("true", "1")
         elif name in _FLOATS:
             kwargs[name] = float(value)
         else:
@@ -44,13 +46,14 @@ def source_labels(ctx: Context, subject: str) -> str:
 
 def number_format(ctx: Context, term: Term) -> Format:
     rows = ctx.rows(
-        f"""SELECT ?bits ?bytes ?group ?overhead ?compute WHERE {{
+        f"""SELECT ?bits ?bytes ?group ?overhead ?embed WHERE {{
   BIND({terms.iri(term.iri)} AS ?f)
   OPTIONAL {{ ?f kbq:bitsPerWeight ?bits }} OPTIONAL {{ ?f kbq:bytesPerValue ?bytes }}
   OPTIONAL {{ ?f kbq:groupSize ?group }} OPTIONAL {{ ?f kbq:groupOverheadBits ?overhead }}
+  OPTIONAL {{ ?f kbq:embeddingBits ?embed }}
 }} LIMIT 1"""
     )
-    bits, per_byte, group, overhead, _ = rows[0] if rows else (None, None, None, None, None)
+    bits, per_byte, group, overhead, embed = rows[0] if rows else (None, None, None, None, None)
     if bits is None and per_byte is None:
         raise ctx.error(f"{term.label} has no sourced storage size (bits per weight) in the KB", None)
     value = float(bits) if bits is not None else float(per_byte) * 8  # type: ignore[arg-type]
@@ -60,6 +63,7 @@ def number_format(ctx: Context, term: Term) -> Format:
         int(group) if group is not None else None,
         float(overhead) if overhead is not None else None,
         source_labels(ctx, term.iri),
+        float(embed) if embed is not None else None,
     )
 
 
@@ -81,19 +85,21 @@ class Process(NamedTuple):
     gradient_bytes: float
     optimizer_source: str
     source: str
+    flops_per_token: float = 6.0  # training FLOPs per parameter and token (kbq:flopsPerParameterToken)
 
 
 def process(ctx: Context, term: Term) -> Process:
     rows = ctx.rows(
-        f"""SELECT ?label ?training ?all ?targets ?rank ?base ?baseLabel ?opt ?optLabel ?optBytes ?gradBytes WHERE {{
+        f"""SELECT ?label ?training ?all ?targets ?rank ?base ?baseLabel ?opt ?optLabel ?optBytes ?gradBytes ?fpt WHERE {{
   BIND({terms.iri(term.iri)} AS ?p) ?p rdfs:label ?label .
   OPTIONAL {{ ?p kbq:isTraining ?training }} OPTIONAL {{ ?p kbq:trainsAllWeights ?all }}
   OPTIONAL {{ ?p kbq:adapterTargets ?targets }} OPTIONAL {{ ?p kbq:defaultLoraRank ?rank }}
   OPTIONAL {{ ?p kbq:baseFormat ?base . ?base rdfs:label ?baseLabel }}
   OPTIONAL {{ ?p kbq:optimizer ?opt . ?opt rdfs:label ?optLabel ; kbq:optimizerBytes ?optBytes ; kbq:gradientBytes ?gradBytes }}
+  OPTIONAL {{ ?p kbq:flopsPerParameterToken ?fpt }}
 }} LIMIT 1"""
     )
-    label, training, all_weights, targets, rank, base, base_label, opt, opt_label, opt_bytes, grad_bytes = rows[0]
+    label, training, all_weights, targets, rank, base, base_label, opt, opt_label, opt_bytes, grad_bytes, fpt = rows[0]
     return Process(
         term.iri,
         str(label),
@@ -107,6 +113,7 @@ def process(ctx: Context, term: Term) -> Process:
         float(grad_bytes) if grad_bytes is not None else 0.0,
         source_labels(ctx, str(opt)) if opt else "",
         source_labels(ctx, term.iri),
+        float(str(fpt)) if fpt is not None else 6.0,
     )
 
 
@@ -115,25 +122,72 @@ class ActivationModel(NamedTuple):
     linear: float
     quadratic: float
     source: str
+    per_layer: bool = True  # False: checkpoints offloaded to CPU memory, one layer's working set on the GPU
 
 
-def activation_model(ctx: Context, setting: str | None, process: str) -> ActivationModel | None:
-    """The model the question's setting names, else the process's default, else the KB's default."""
+def activation_model(ctx: Context, setting: str | None, process: str, backend: str | None = None) -> ActivationModel | None:
+    """The model the question's setting names, else the backend's ('using unsloth'), else the
+    process's default, else the KB's default."""
     if setting:
         test = f"?a kbq:settingNameOf {terms.string(setting)} ."
+    elif backend and ctx.rows(f"SELECT ?a WHERE {{ {terms.iri(backend)} kbq:stackActivationModel ?a }} LIMIT 1"):
+        test = f"{terms.iri(backend)} kbq:stackActivationModel ?a ."
     else:
         test = (
             f"{{ {terms.iri(process)} kbq:defaultActivationModel ?a }} UNION {{ ?a kbq:isDefaultActivationModel true ."
             f" FILTER NOT EXISTS {{ {terms.iri(process)} kbq:defaultActivationModel ?x }} }}"
         )
     rows = ctx.rows(
-        f"SELECT ?a ?l ?lin ?quad WHERE {{ {test} ?a a kbq:ActivationModel ; rdfs:label ?l ;"
-        " kbq:linearCoefficient ?lin ; kbq:quadraticCoefficient ?quad } LIMIT 1"
+        f"SELECT ?a ?l ?lin ?quad ?per WHERE {{ {test} ?a a kbq:ActivationModel ; rdfs:label ?l ;"
+        " kbq:linearCoefficient ?lin ; kbq:quadraticCoefficient ?quad OPTIONAL { ?a kbq:perLayer ?per } } LIMIT 1"
     )
     if not rows:
         return None
-    a, label, lin, quad = rows[0]
-    return ActivationModel(str(label), float(lin), float(quad), source_labels(ctx, str(a)))  # type: ignore[arg-type]
+    a, label, lin, quad, per = rows[0]
+    per_layer = per is None or str(per).lower() in ("true", "1")
+    return ActivationModel(str(label), float(lin), float(quad), source_labels(ctx, str(a)), per_layer)  # type: ignore[arg-type]
+
+
+def optimizer(ctx: Context, process: Process, term: Term) -> Process:
+    """The process with another optimizer ('with 8-bit adam'): its state and gradient bytes."""
+    rows = ctx.rows(
+        f"SELECT ?l ?ob ?gb WHERE {{ {terms.iri(term.iri)} rdfs:label ?l ; kbq:optimizerBytes ?ob ;"
+        " kbq:gradientBytes ?gb } LIMIT 1"
+    )
+    if not rows:
+        raise ctx.error(f"{term.label} has no sourced state size in the KB", None)
+    label, ob, gb = rows[0]
+    return process._replace(
+        optimizer=str(label), optimizer_bytes=float(str(ob)), gradient_bytes=float(str(gb)),
+        optimizer_source=source_labels(ctx, term.iri),
+    )  # fmt: skip
+
+
+class Stack(NamedTuple):
+    """What a training backend ('using unsloth') changes in the memory lines."""
+
+    label: str
+    fused_loss: bool  # the loss never holds the full logit matrix
+    logit_bytes: Constant | None  # bytes per logit its loss keeps (replaces the general constant)
+    reserve_gb: Constant | None  # memory it holds beyond the CUDA context
+    extra_bytes: Constant | None = None  # bytes per trainable parameter beyond weights, gradients and states
+
+
+def stack(ctx: Context, backend: str) -> Stack:
+    rows = ctx.rows(
+        f"SELECT ?l ?fused ?lb ?res ?extra WHERE {{ {terms.iri(backend)} rdfs:label ?l"
+        f" OPTIONAL {{ {terms.iri(backend)} kbq:fusedLoss ?fused }} OPTIONAL {{ {terms.iri(backend)} kbq:logitBytes ?lb }}"
+        f" OPTIONAL {{ {terms.iri(backend)} kbq:reserveGB ?res }}"
+        f" OPTIONAL {{ {terms.iri(backend)} kbq:extraBytesPerParameter ?extra }} }} LIMIT 1"
+    )
+    label, fused, lb, res, extra = rows[0] if rows else ("", None, None, None, None)
+    src = source_labels(ctx, backend)
+    return Stack(
+        str(label), str(fused).lower() in ("true", "1"),
+        Constant(float(lb), f"{label} loss: bytes per logit", src) if lb is not None else None,
+        Constant(float(res), f"{label} reserve", src) if res is not None else None,
+        Constant(float(str(extra)), f"{label} temporaries", src) if extra is not None else None,
+    )  # fmt: skip
 
 
 class Constant(NamedTuple):
@@ -145,7 +199,8 @@ class Constant(NamedTuple):
 def constants(ctx: Context) -> dict[str, Constant]:
     rows = ctx.rows(
         "SELECT ?c ?name ?value ?label WHERE "
-        "{ ?c a kbq:Constant ; kbq:constantName ?name ; kbq:value ?value ; rdfs:label ?label }"
+        "{ ?c a kbq:Constant ; kbq:constantName ?name ; kbq:value ?value ; rdfs:label ?label"
+        " FILTER NOT EXISTS { ?c a kbq:CalibratedConstant } }"  # those apply only where their conditions hold
     )
     return {str(name): Constant(float(value), str(label), source_labels(ctx, str(c))) for c, name, value, label in rows}  # type: ignore[arg-type]
 
@@ -158,6 +213,22 @@ class Gpu(NamedTuple):
     rates: dict[str, float]  # key -> value (tensor, fp8 ...)
     interconnect: str | None
     link_bandwidth: float | None
+    nominal_memory: float | None = None  # the datasheet's 'GB' figure, which counts binary GiB
+
+    @property
+    def capacity(self) -> str:
+        """The memory as the datasheet names it and in the GB the arithmetic uses."""
+        if self.memory is None:
+            return "unknown memory"
+        if self.nominal_memory is not None and self.nominal_memory != self.memory:
+            return f"{self.nominal_memory:g} GiB = {self.memory:.1f} GB"
+        return f"{self.memory:g} GB"
+
+
+def memory_factor(ctx: Context) -> float:
+    """GB per datasheet 'GB' of GPU memory: memory chips come in binary sizes (the gpu_memory_factor constant)."""
+    factor = constants(ctx).get("gpu_memory_factor")
+    return factor.value if factor else 1.0
 
 
 def gpu(ctx: Context, term: Term) -> Gpu:
@@ -169,14 +240,16 @@ def gpu(ctx: Context, term: Term) -> Gpu:
         f" OPTIONAL {{ ?g kbq:interconnect/rdfs:label ?ic }} {optional} }} LIMIT 1"
     )
     mem, bw, link, ic, *rates = rows[0]
+    nominal = float(str(mem)) if mem is not None else None
     return Gpu(
         term.iri,
         term.label,
-        float(mem) if mem is not None else None,
+        nominal * memory_factor(ctx) if nominal is not None else None,
         float(bw) if bw is not None else None,
         {k.key: float(v) for k, v in zip(keys, rates, strict=True) if v is not None},
         str(ic) if ic else None,
         float(link) if link is not None else None,
+        nominal,
     )
 
 

@@ -51,6 +51,7 @@ class Facts(NamedTuple):
     window_layers: int | None = None
     experts: int | None = None
     experts_per_token: int | None = None
+    tied_embeddings: bool | None = None  # one matrix serves as input embedding and output head
     sources: tuple[str, ...] = ()
 
     @property
@@ -73,6 +74,7 @@ class Format(NamedTuple):
     group_size: int | None = None
     group_bits: float | None = None
     source: str = ""
+    embedding_bits: float | None = None  # the format quantises linear layers only: embeddings/head stay at these bits
 
     @property
     def bits_per_weight(self) -> float:
@@ -101,10 +103,29 @@ class Speed(NamedTuple):
     source: str = ""
 
 
+def embedding_parameters(f: Facts) -> float | None:
+    """Parameters of the token embeddings and the output head (one matrix when tied)."""
+    if f.vocab is None or f.hidden is None:
+        return None
+    return f.vocab * f.hidden * (1 if f.tied_embeddings else 2)
+
+
 def weights(f: Facts, fmt: Format, *, params: float | None = None, what: str = "weights") -> Line:
+    """Weights at the format's bits; a format that quantises only the linear layers (bitsandbytes,
+    GPTQ/AWQ, FP8 and INT8 checkpoints) keeps the embeddings and the output head at their stored 16 bits."""
     n = params if params is not None else f.params
     if n is None:
         raise ValueError(f"no parameter count for {f.label}")
+    embed = embedding_parameters(f) if fmt.embedding_bits and fmt.embedding_bits > fmt.bits_per_weight else None
+    if embed and embed < n:
+        gb = ((n - embed) * fmt.bits_per_weight + embed * (fmt.embedding_bits or 16)) / 8 / GB
+        head = "embeddings" if f.tied_embeddings else "embeddings and output head"
+        return Line(
+            what, gb,
+            f"({n:,.0f} - {embed:,.0f} {head}) parameters x {fmt.describe()} ({fmt.label}) / 8"
+            f" + {embed:,.0f} x {fmt.embedding_bits:g} bits / 8 ({fmt.label} quantises the linear layers only)",
+            fmt.source,
+        )  # fmt: skip
     gb = n * fmt.bits_per_weight / 8 / GB
     return Line(what, gb, f"{n:,.0f} parameters x {fmt.describe()} ({fmt.label}) / 8", fmt.source)
 
@@ -142,19 +163,21 @@ def kv_cache(f: Facts, *, context: int, batch: int, kv_bytes: float, source: str
     return Line("KV cache", gb, f"{text} x {context:,} tokens x batch {batch}", source)
 
 
-def activations(f: Facts, *, context: int, batch: int, linear: float, quadratic: float, model: str, source: str) -> Line | None:
+def activations(
+    f: Facts, *, context: int, batch: int, linear: float, quadratic: float, model: str, source: str, per_layer: bool = True
+) -> Line | None:
+    """Activations kept for the backward pass: s·b·h·(linear + quadratic·a·s/h) bytes per layer
+    (Korthikanti et al.), or once for the whole model when the checkpoints live in CPU memory
+    (per_layer False: the GPU holds one layer's working set)."""
     if f.layers is None or f.hidden is None or f.heads is None:
         return None
     s, b, h, a = context, batch, f.hidden, f.heads
-    per_layer = s * b * h * (linear + quadratic * a * s / h)
-    gb = per_layer * f.layers / GB
+    one = s * b * h * (linear + quadratic * a * s / h)
+    layers = f.layers if per_layer else 1
+    gb = one * layers / GB
     quad = f" + {quadratic:g} x {a} x {s}/{h}" if quadratic else ""
-    return Line(
-        "activations",
-        gb,
-        f"{s} x {b} x {h} x ({linear:g}{quad}) B per layer x {f.layers} layers ({model})",
-        source,
-    )
+    where = f"B per layer x {f.layers} layers" if per_layer else "B (one layer's working set on the GPU)"
+    return Line("activations", gb, f"{s} x {b} x {h} x ({linear:g}{quad}) {where} ({model})", source)
 
 
 def logits(f: Facts, *, context: int, batch: int, bytes_per_logit: float, source: str) -> Line | None:
@@ -282,6 +305,7 @@ def serving_throughput(
     efficiency: float,
     tflops: float,
     mfu: float,
+    decode_mfu: float | None = None,
     active_params: float,
     gpus: int,
 ) -> Speed | None:
@@ -294,8 +318,9 @@ def serving_throughput(
     batch = int(free_bytes // per_request)
     mean = input_tokens + output_tokens / 2
     flops = mfu * tflops * 1e12 * gpus
+    decode_flops = (decode_mfu if decode_mfu is not None else mfu) * tflops * 1e12 * gpus
     memory_step = (weight_bytes + batch * kv_bytes_per_token * mean) / (efficiency * bandwidth_gbps * GB * gpus)
-    compute_step = 2 * active_params * batch / flops
+    compute_step = 2 * active_params * batch / decode_flops
     step = max(memory_step, compute_step)
     prefill = 2 * active_params * input_tokens / flops
     tokens = batch * output_tokens / (output_tokens * step + batch * prefill)
@@ -320,12 +345,18 @@ def prefill_speed(*, active_params: float, tflops: float, gpus: int, mfu: float,
     )
 
 
-def train_time(*, params: float, tokens: float, tflops: float, gpus: int, mfu: float, rate_name: str) -> tuple[Speed, Speed]:
-    flops = 6 * params * tokens
+def train_time(
+    *, params: float, tokens: float, tflops: float, gpus: int, mfu: float, rate_name: str, flops_per_token: float = 6.0
+) -> tuple[Speed, Speed]:
+    """FLOPs = flops_per_token x N x D: 6 for full training (forward 2N, backward 4N: Kaplan et al.
+    2020), 4 for adapters on a frozen base (the backward still passes through the frozen weights, 2N,
+    but computes no gradients for them)."""
+    flops = flops_per_token * params * tokens
     seconds = flops / (gpus * tflops * 1e12 * mfu)
     hours = seconds / 3600
     formula = (
-        f"6 x {params:,.0f} parameters x {tokens:,.0f} tokens / ({gpus} GPUs x {tflops:g} TFLOPS ({rate_name}) x {mfu:.0%} MFU)"
+        f"{flops_per_token:g} x {params:,.0f} parameters x {tokens:,.0f} tokens"
+        f" / ({gpus} GPUs x {tflops:g} TFLOPS ({rate_name}) x {mfu:.0%} MFU)"
     )
     return (
         Speed("GPU-hours", hours * gpus, "GPU-h", formula),

@@ -5,15 +5,14 @@ answers without recomputing): every row names its formula and the sources of its
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from kbq.errors import QueryError
-from kbq.lang import ast, terms
+from kbq.lang import ast, decision, terms
 from kbq.lang.catalog import Term
 from kbq.lang.context import Context
-from kbq.lang.evaluate import Accelerator, evaluate, speed, verdict
+from kbq.lang.evaluate import Accelerator, calibrated, evaluate, speed, verdict
 from kbq.lang.evaluate.memory import LinesError, Memory, memory
-from kbq.lang.evaluate.speed import dense_rate
 from kbq.lang.evaluate.split import Footprint, floor_gb, per_gpu_gb, per_gpu_lines
 from kbq.lang.evaluate.support import support
 from kbq.lang.plan import Plan
@@ -113,8 +112,11 @@ def understand(ctx: Context, q: ast.WorkloadQuestion) -> Asked:
     settings: dict[str, object] = {}
     hardware: Hardware | None = None
     for clause in q.clauses:
+        if isinstance(clause, ast.Using):  # 'using vllm': the backend whose measured constants apply
+            settings["backend"] = ctx.words.name(clause.name, (calibrated.BACKEND,), "backend")
+            continue
         if not isinstance(clause, ast.Loose):
-            raise ctx.error(f"'{q.form}' questions take with / on / at clauses", getattr(clause, "column", None))
+            raise ctx.error(f"'{q.form}' questions take with / on / at / using clauses", getattr(clause, "column", None))
         for item in ctx.words.loose(clause):
             if isinstance(item, Hardware):
                 hardware = item
@@ -261,6 +263,7 @@ def _memory_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:
         total_row.append(round(per_total or 0.0, 3))
     total_row += ["sum of the lines above", ""]
     rows.append(total_row)
+    decided: dict[str, object] = {"about": _about(est)}
     chart: dict[str, object] = {
         "type": "breakdown",
         "unit": "GB",
@@ -283,7 +286,7 @@ def _memory_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:
             explanation.insert(
                 0,
                 f"verdict: {word}{'' if est.memory.complete else ' at best (a lower bound: activations not counted)'}"
-                f" on {count} x {gpu.label} ({need:.1f} GB needed per GPU of {gpu.memory:g} GB; "
+                f" on {count} x {gpu.label} ({need:.1f} GB needed per GPU of {gpu.capacity}; "
                 f"headroom {gpu.memory - need:+.1f} GB; 'fits' keeps {1 - usable_share:.0%} free"
                 + (f", per {usable.label}: {usable.source}" if usable else "")
                 + ")",
@@ -293,6 +296,7 @@ def _memory_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:
             if ev.cards_needed is not None and ev.cards_needed != count:
                 notes.append(f"cards needed: {ev.cards_needed} x {gpu.label} (the smallest count that fits; 'how many ...')")
         chart.update(capacity=gpu.memory, verdict=word, gpu=gpu.label, usable_share=usable_share)
+        decided["verdict"] = decision.verdict(gpu.label, count, need, gpu.memory, usable_share, status=word)
         if word not in ("fits", "cannot run") and asked.precision is None and not est.process.training:
             explanation.insert(1, _smaller_format(ctx, asked, est, gpu, count, usable_share))
     else:
@@ -300,7 +304,12 @@ def _memory_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:
             0, f"total: {total:.1f} GB" + (f" ({per_total:.1f} GB per GPU over {count})" if per_total is not None else "")
         )
     explanation += notes
-    return Plan("memory", "", columns, explanation=explanation, extra={"rows": rows, "chart": chart})
+    return Plan("memory", "", columns, explanation=explanation, extra={"rows": rows, "chart": chart, **decided})
+
+
+def _about(est: Estimate) -> str:
+    """'Llama 3.1 70B inference (FP16)': what the headline says the need is for."""
+    return f"{est.model.label} {est.process.label} ({est.format.label})"
 
 
 def _smaller_format(ctx: Context, asked: Asked, est: Estimate, gpu: facts.Gpu, count: int, usable_share: float) -> str:
@@ -350,17 +359,17 @@ def _how_many_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:
     least = "" if est.memory.complete else "at least "
     explanation += [f"assumed: {a}" for a in est.scenario.assumed(n)]
     rule = (
-        f"smallest count whose per-GPU share fits {usable_share:.0%} of {gpu.memory:g} GB with a valid split"
+        f"smallest count whose per-GPU share fits {usable_share:.0%} of {gpu.capacity} with a valid split"
         " (tensor parallel when it divides the attention heads, else a layer split)"
         if not est.process.training
-        else f"smallest count whose per-GPU share fits {usable_share:.0%} of {gpu.memory:g} GB ({ev.split})"
+        else f"smallest count whose per-GPU share fits {usable_share:.0%} of {gpu.capacity} ({ev.split})"
     )
     rows = [["GPUs needed" + (" (at least)" if least else ""), n, rule, usable.source if usable else ""],
             ["per-GPU need (GB)", round(need, 2), "sum of the per-GPU lines of 'memory for ...'", ""],
             ["whole model (GB)", round(est.total, 2), "weights + KV cache/activations + optimizer + runtime", ""]]  # fmt: skip
     explanation.insert(
         0,
-        f"{least}{n} x {gpu.label}: {ev.verdict} ({need:.1f} GB per GPU of {gpu.memory:g} GB; {ev.split})"
+        f"{least}{n} x {gpu.label}: {ev.verdict} ({need:.1f} GB per GPU of {gpu.capacity}; {ev.split})"
         + ("; a lower bound: activations are not counted" if least else ""),
     )
     link = gpu.interconnect or "an unknown link"
@@ -382,7 +391,10 @@ def _how_many_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:
     elif n > 1:
         explanation.append(f"splitting: {ev.split_note}; activations pass from GPU to GPU over {link}")
     explanation += notes + est.notes
-    return Plan("how_many", "", ["quantity", "value", "formula", "source"], explanation=explanation, extra={"rows": rows})
+    decided = {"about": _about(est), "verdict": decision.verdict(gpu.label, n, need, gpu.memory, usable_share)}
+    return Plan(
+        "how_many", "", ["quantity", "value", "formula", "source"], explanation=explanation, extra={"rows": rows, **decided}
+    )
 
 
 def _accelerator(gpu: facts.Gpu) -> Accelerator:
@@ -391,17 +403,37 @@ def _accelerator(gpu: facts.Gpu) -> Accelerator:
     )
 
 
-def compute_key(ctx: Context, est: Estimate) -> str | None:
-    """The query key of the dense rate at the scenario's compute precision (kbq:ratePrecision)."""
-    return next((k.key for k in ctx.cat.gpu_keys() if k.precision == est.compute.iri), None)
+def compute_key(ctx: Context, est: Estimate, compute: str | None = None) -> str | None:
+    """The query key of the dense rate at the scenario's compute precision (kbq:ratePrecision), or at
+    `compute` (a published run's own precision)."""
+    wanted = compute or est.compute.iri
+    return next((k.key for k in ctx.cat.gpu_keys() if k.precision == wanted), None)
 
 
-def _rate(gpu: facts.Gpu, est: Estimate, ctx: Context) -> tuple[float, str]:
+def _rate(gpu: facts.Gpu, est: Estimate, ctx: Context, compute: str | None = None) -> tuple[float, str]:
     """The dense rate of the compute precision (tensor FP16 for weight-only formats)."""
-    found = dense_rate(gpu.rates, compute_key(ctx, est))
+    found = speed.dense_rate(gpu.rates, compute_key(ctx, est, compute))
     if found is None:
         raise QueryError(f"{gpu.label} has no sourced throughput figure")
     return found
+
+
+def _situation(gpu: facts.Gpu, est: Estimate, backend: Term | None) -> calibrated.Situation:
+    return calibrated.Situation(
+        backend=backend.iri if backend else None, gpu=gpu.iri, tensor=bool(gpu.rates.get("tensor")),
+        bits=est.format.bits_per_weight, compute=est.compute.iri, params=est.model.active or est.model.params,
+    )  # fmt: skip
+
+
+def _constant(ctx: Context, name: str, asked_value: object, sit: calibrated.Situation) -> tuple[float, str, str]:
+    """A speed constant: the question's own value ('with mfu 30%'), else the calibrated one for this
+    situation; its value, how the formula names it and its source."""
+    if asked_value:
+        return float(asked_value), "as asked", ""  # type: ignore[arg-type]
+    chosen = calibrated.choose(ctx, name, sit)
+    if chosen is None:
+        return 1.0, "no sourced value: roofline upper bound", ""
+    return chosen.value, chosen.describe(), chosen.source
 
 
 def _token_model(ctx: Context, est: Estimate, what: str, *, generates: bool) -> None:
@@ -423,27 +455,24 @@ def _speed_plan(ctx, asked, est, consts, explanation) -> Plan:
     gpu, count = _hardware(ctx, asked.hardware, "speed of ... on WHAT? e.g. 'on 2 x rtx 4090'", explanation)
     if gpu is None or gpu.bandwidth is None:
         raise ctx.error("that GPU has no sourced memory bandwidth", None)
-    eff = consts.get("bandwidth_efficiency")
-    value = float(asked.settings.get("bandwidth_efficiency") or (eff.value if eff else 1.0))
-    eff_text = f"{value:.0%} bandwidth efficiency" + (
-        "" if eff or asked.settings.get("bandwidth_efficiency") else " (no sourced efficiency: roofline upper bound)"
-    )
+    backend = calibrated.backend(ctx, _backend(asked), "speed")
+    sit = _situation(gpu, est, backend)
+    value, eff_name, eff_source = _constant(ctx, "bandwidth_efficiency", asked.settings.get("bandwidth_efficiency"), sit)
+    eff_text = f"{value:.0%} bandwidth efficiency"
     batch = int(est.settings["batch"])
     rate, rate_name = _rate(gpu, est, ctx)
-    mfu = consts.get("prefill_mfu")
-    mfu_value = float(asked.settings.get("mfu") or (mfu.value if mfu else 1.0))
-    decode, bound = speed.decode(
-        weight_bytes=est.weight_bytes_active, kv_bytes_per_seq=est.kv_bytes_per_seq, batch=batch,
-        bandwidth_gbps=gpu.bandwidth, gpus=count, efficiency=value, efficiency_text=eff_text,
-        active_params=est.model.active or 0.0, rate=(rate, rate_name), mfu=mfu_value,
-    )  # fmt: skip
-    prefill = bound or formulas.prefill_speed(
+    mfu_value, mfu_name, mfu_source = _constant(ctx, "prefill_mfu", asked.settings.get("mfu"), sit)
+    decode_chosen = None if asked.settings.get("mfu") else calibrated.choose(ctx, "decode_mfu", sit)
+    decode_mfu = decode_chosen.value if decode_chosen else None
+    prefill = formulas.prefill_speed(
         active_params=est.model.active or 0.0, tflops=rate, gpus=count, mfu=mfu_value, rate_name=rate_name
     )
-    rows = [
-        [decode.name, round(decode.value, 1), decode.unit, decode.formula, eff.source if eff else ""],
-        ["decode per sequence", round(decode.value / batch, 1), "tokens/s", "decode / batch", ""],
-    ]
+    parallel = formulas.decode_speed(
+        weight_bytes=est.weight_bytes_active, kv_bytes_per_seq=est.kv_bytes_per_seq, batch=batch,
+        bandwidth_gbps=gpu.bandwidth, gpus=count, efficiency=value, efficiency_text=eff_text, compute_bound=prefill,
+    )  # fmt: skip
+    decode = parallel
+    rows: list[list[object]] = []
     if count > 1:
         # layers split over the GPUs (llama.cpp's default): each token passes the GPUs in turn, each reading its share
         layered, _one = speed.decode(
@@ -451,25 +480,44 @@ def _speed_plan(ctx, asked, est, consts, explanation) -> Plan:
             bandwidth_gbps=gpu.bandwidth, gpus=1, efficiency=value, efficiency_text=eff_text,
             active_params=est.model.active or 0.0, rate=(rate, rate_name), mfu=mfu_value,
         )  # fmt: skip
-        rows.append([
-            "decode, layer split", round(layered.value, 1), layered.unit,
-            f"layers split over {count} GPUs, read one GPU after another: one GPU's rate ({layered.formula})",
-            eff.source if eff else "",
-        ])  # fmt: skip
+        layer_text = f"layers split over {count} GPUs, read one GPU after another: one GPU's rate ({layered.formula})"
+        if calibrated.splits_layers(ctx, backend):
+            decode = layered._replace(formula=layer_text)
+            rows.append(["decode, tensor parallel (upper bound)", round(parallel.value, 1), parallel.unit, parallel.formula,
+                         eff_source])  # fmt: skip
+            explanation.append(
+                f"multi-GPU: {backend.label if backend else 'this backend'} splits layers over the {count} GPUs, so 'decode'"
+                " is one GPU's rate (each token passes the GPUs in turn); a tensor-parallel engine ('using vllm') reaches"
+                " at most 'decode, tensor parallel (upper bound)' (no communication cost counted)"
+            )
+        else:
+            rows.append(["decode, layer split", round(layered.value, 1), layered.unit, layer_text, eff_source])
+            explanation.append(
+                f"multi-GPU: 'decode' is tensor parallel over {count} GPUs with no communication cost (an upper bound);"
+                " 'decode, layer split' is a layer (pipeline) split, one GPU's rate at batch 1"
+            )
+    rows[:0] = [
+        [decode.name, round(decode.value, 1), decode.unit, f"{decode.formula}; efficiency: {eff_name}", eff_source],
+        ["decode per sequence", round(decode.value / batch, 1), "tokens/s", "decode / batch", ""],
+    ]
+    rows.append([prefill.name, round(prefill.value, 0), prefill.unit, f"{prefill.formula}; MFU: {mfu_name}", mfu_source])
+    if backend is not None:
+        named = _backend(asked) is not None
         explanation.append(
-            f"multi-GPU: 'decode' is tensor parallel over {count} GPUs with no communication cost (an upper bound);"
-            " 'decode, layer split' is the layer (pipeline) split llama.cpp uses by default, one GPU's rate at batch 1"
+            f"backend: {backend.label}"
+            + ("" if named else " (kbq's default for speed questions; name another with 'using vllm')")
         )
-    rows.append([prefill.name, round(prefill.value, 0), prefill.unit, prefill.formula, mfu.source if mfu else ""])
     output = asked.settings.get("output_tokens")
     if output is not None and est.scenario.context is not None:
-        rows += _request_rows(est, gpu, count, int(output), decode, prefill, Roof(value, rate, mfu_value), consts)
-    rows += _measured(ctx, asked, est, gpu, count, decode, Roof(value, rate, mfu_value), prefill, consts, explanation)
+        rows += _request_rows(est, gpu, count, int(output), decode, prefill, Roof(value, rate, mfu_value, decode_mfu), consts)
+    rows += _measured(ctx, asked, est, gpu, count, decode, Roof(value, rate, mfu_value, decode_mfu), prefill, consts, explanation)
     per_gpu, split_notes = split(est, count, asked.settings)
     need = sum(line.gb for line in per_gpu)
+    decided: dict[str, Any] = {"about": _about(est), "hardware": f"{count} x {gpu.label}"}
     if gpu.memory is not None:
-        word = verdict(need, gpu.memory, est.scenario.usable_share)
-        explanation.insert(0, f"memory: {word} ({need:.1f} GB per GPU of {gpu.memory:g} GB on {count} x {gpu.label})")
+        decided["verdict"] = decision.verdict(gpu.label, count, need, gpu.memory, est.scenario.usable_share)
+        word = str(decided["verdict"]["status"])
+        explanation.insert(0, f"memory: {word} ({need:.1f} GB per GPU of {gpu.capacity} on {count} x {gpu.label})")
         if word == "does not fit":
             explanation.insert(0, "warning: the model does not fit this hardware; the speeds assume it did")
     explanation.insert(
@@ -482,7 +530,10 @@ def _speed_plan(ctx, asked, est, consts, explanation) -> Plan:
             "mixture of experts: decode reads the active parameters per token (batch 1); larger batches touch more experts"
         )
     explanation += split_notes
-    return Plan("speed", "", ["quantity", "value", "unit", "formula", "source"], explanation=explanation, extra={"rows": rows})
+    return Plan(
+        "speed", "", ["quantity", "value", "unit", "formula", "source"], explanation=explanation,
+        extra={"rows": rows, **decided},
+    )  # fmt: skip
 
 
 def _serving(est, gpu, count, n_in, n_out, roof, consts) -> formulas.Speed | None:
@@ -494,8 +545,14 @@ def _serving(est, gpu, count, n_in, n_out, roof, consts) -> formulas.Speed | Non
     return formulas.serving_throughput(
         weight_bytes=est.weight_bytes_active, kv_bytes_per_token=est.kv_bytes_per_seq / int(est.settings["context"]),
         free_bytes=free, input_tokens=n_in, output_tokens=n_out, bandwidth_gbps=gpu.bandwidth, efficiency=roof.efficiency,
-        tflops=roof.rate, mfu=roof.mfu, active_params=est.model.active or est.model.params, gpus=count,
+        tflops=roof.rate, mfu=roof.mfu, decode_mfu=roof.decode_mfu, active_params=est.model.active or est.model.params,
+        gpus=count,
     )  # fmt: skip
+
+
+def _backend(asked: Asked) -> Term | None:
+    named = asked.settings.get("backend")
+    return named if isinstance(named, Term) else None
 
 
 def _request_rows(est, gpu, count, output, decode, prefill, roof, consts) -> list[list[object]]:
@@ -519,12 +576,16 @@ def _request_rows(est, gpu, count, output, decode, prefill, roof, consts) -> lis
     return rows
 
 
+COLUMNS = ["quantity", "value", "unit", "formula", "source"]
+
+
 class Roof(NamedTuple):
     """The constants of the speed estimates: bandwidth efficiency, dense rate (TFLOPS) and MFU."""
 
     efficiency: float
     rate: float
     mfu: float
+    decode_mfu: float | None = None  # compute-bound decode steps at a large batch, where it differs from prefill
 
 
 def _measured(ctx, asked, est, gpu, count, decode, roof, prefill, consts, explanation) -> list[list[object]]:
@@ -574,15 +635,23 @@ def _time_plan(ctx, asked, est, consts, explanation) -> Plan:
     tokens = asked.settings.get("tokens")
     if tokens is None:
         raise ctx.error("time to train needs the tokens: e.g. 'on 1t tokens'", None)
-    mfu = consts.get("mfu")
-    mfu_value = float(asked.settings.get("mfu") or (mfu.value if mfu else 1.0))
     rate, rate_name = _rate(gpu, est, ctx) if gpu else (0.0, "")
     params = est.model.active or est.model.params or 0.0
-    hours, days = formulas.train_time(
-        params=params, tokens=float(tokens), tflops=rate, gpus=count, mfu=mfu_value, rate_name=rate_name
+    backend = _backend(asked)
+    mfu_value, mfu_name, mfu_source = (
+        _constant(ctx, "mfu", asked.settings.get("mfu"), _situation(gpu, est, backend)) if gpu else (1.0, "", "")
     )
+    per_token = est.process.flops_per_token
+    if per_token != 6.0:
+        explanation.append(
+            f"{est.process.label}: {per_token:g} x N x D training FLOPs per parameter and token (kb/processes.ttl)"
+        )
+    hours, days = formulas.train_time(
+        params=params, tokens=float(tokens), tflops=rate, gpus=count, mfu=mfu_value, rate_name=rate_name,
+        flops_per_token=per_token,
+    )  # fmt: skip
     rows = [
-        [hours.name, round(hours.value, 0), hours.unit, hours.formula, mfu.source if mfu else ""],
+        [hours.name, round(hours.value, 0), hours.unit, f"{hours.formula}; MFU: {mfu_name}", mfu_source],
         [days.name, round(days.value, 2), days.unit, "GPU-hours / GPUs / 24", ""],
     ]
     explanation.insert(
@@ -591,19 +660,97 @@ def _time_plan(ctx, asked, est, consts, explanation) -> Plan:
         f" on {count} x {gpu.label if gpu else '?'}",
     )
     runs = ctx.rows(
-        "SELECT ?gpu ?gpuLabel ?hours ?tokens WHERE { ?r a kbq:TrainingRun ; kbq:trainedModel ?m ; kbq:gpuHours ?hours ."
+        "SELECT ?gpu ?gpuLabel ?hours ?tokens ?prec WHERE { ?r a kbq:TrainingRun ; kbq:trainedModel ?m ; kbq:gpuHours ?hours ."
         " OPTIONAL { ?r kbq:trainingTokens ?tokens } OPTIONAL { ?r kbq:trainingGpu ?gpu . ?gpu rdfs:label ?gpuLabel }"
+        " OPTIONAL { ?r kbq:trainingPrecision ?prec }"
         f" FILTER(?m = <{asked.model.iri}>) }}"
     )
-    for run_gpu, gpu_label, gpu_hours, run_tokens in runs:
+    for run_gpu, gpu_label, gpu_hours, run_tokens, run_precision in runs:
         line = f"published: {asked.model.label} took {float(gpu_hours):,.0f} GPU-hours"
         line += (f" on {gpu_label}" if gpu_label else "") + (f" for {float(run_tokens):,.0f} tokens" if run_tokens else "")
         if run_gpu and run_tokens:
-            run_rate, _name = _rate(facts.gpu(ctx, Term(str(run_gpu), str(gpu_label), frozenset())), est, ctx)
+            run_card = facts.gpu(ctx, Term(str(run_gpu), str(gpu_label), frozenset()))
+            run_rate, _name = _rate(run_card, est, ctx, str(run_precision) if run_precision else None)
+            run_mfu, _mfu_name, _src = _constant(ctx, "mfu", asked.settings.get("mfu"), _situation(run_card, est, backend))
             same, _days = formulas.train_time(
-                params=params, tokens=float(run_tokens), tflops=run_rate, gpus=1, mfu=mfu_value, rate_name=""
+                params=params, tokens=float(run_tokens), tflops=run_rate, gpus=1, mfu=run_mfu, rate_name=""
             )
             ratio = same.value / float(gpu_hours)
             line += f"; kbq's formula for that run gives {same.value:,.0f} GPU-hours (estimate / published = {ratio:.2f})"
         explanation.append(line)
-    return Plan("time", "", ["quantity", "value", "unit", "formula", "source"], explanation=explanation, extra={"rows": rows})
+    decided = {
+        "about": f"training {est.model.label} on {float(tokens):,.0f} tokens",
+        "hardware": f"{count} x {gpu.label if gpu else '?'}",
+    }
+    return Plan(
+        "time", "", ["quantity", "value", "unit", "formula", "source"], explanation=explanation,
+        extra={"rows": rows, **decided},
+    )  # fmt: skip
+
+
+def compile_capacity(ctx: Context, q: ast.SubjectQuestion, what: Term) -> Plan:
+    """'max context for MODEL on GPU', 'max batch for ... with 8k context', 'concurrent users for ... with
+    2k input and 512 output': the KV cache a serving engine fits. Budget = GPUs x (memory x the engine's
+    memory share - runtime) - weights - the engine's profiled activation peak; tokens = budget / KV bytes
+    per token; batch = tokens / (input + output)."""
+    assert q.target is not None
+    asked = understand(ctx, ast.WorkloadQuestion("speed", q.target, q.clauses))
+    settings = dict(asked.settings)
+    n_in, n_out = settings.get("input_tokens"), settings.get("output_tokens")
+    if n_in is not None and n_out is not None:
+        settings["context"] = int(n_in) + int(n_out)  # type: ignore[call-overload]
+    asked = asked._replace(settings=settings)
+    explanation: list[str] = []
+    gpu, count = _hardware(ctx, asked.hardware, f"{what.label} for ... on WHAT? e.g. 'on an rtx 4090'", explanation)
+    if gpu is None or gpu.memory is None:
+        raise ctx.error("that GPU has no sourced memory size", None)
+    est = estimate(ctx, asked.model, asked.process, asked.precision, settings, count)
+    if est.process.training or not est.kv_bytes_per_seq or est.scenario.context is None:
+        raise ctx.error(f"{what.label} is a serving question: {est.model.label} inference with a KV cache", None)
+    kind_rows = ctx.rows(f"SELECT ?k WHERE {{ {terms.iri(what.iri)} kbq:capacityKind ?k }} LIMIT 1")
+    kind = str(kind_rows[0][0]) if kind_rows else "context"
+    backend = calibrated.backend(ctx, _backend(asked), "capacity")
+    sit = _situation(gpu, est, backend)
+    consts = est.scenario.constants
+    share, runtime = consts.get("usable_share"), consts.get("cuda_context_gb")
+    share_v, runtime_v = (share.value if share else 1.0), (runtime.value if runtime else 0.0)
+    context = int(est.scenario.context)
+    weights = sum(line.gb for line in est.lines if line.part.startswith("weights"))
+    peak = calibrated.choose(ctx, "activation_peak_bytes", sit)
+    peak_gb = (peak.value * context * (est.model.hidden or 0) / GB) if peak else 0.0
+    budget = count * (gpu.memory * share_v - runtime_v) - weights - peak_gb
+    per_token = est.kv_bytes_per_seq / context
+    engine = backend.label if backend else "the engine"
+    budget_formula = (
+        f"{count} x ({gpu.capacity} x {share_v:.0%} ({share.label if share else 'memory share'}) - {runtime_v:g} GB runtime)"
+        f" - {weights:.2f} GB weights - {peak_gb:.2f} GB activation peak"
+        + (f" ({peak.value:g} B x {context:,} tokens x {est.model.hidden:,} hidden; {peak.describe()})" if peak else "")
+    )
+    rows: list[list[object]] = [["KV cache budget", round(budget, 3), "GB", budget_formula, peak.source if peak else ""]]
+    if budget <= 0:
+        explanation.insert(0, f"{est.model.label} leaves no room for a KV cache on {count} x {gpu.label} under {engine}")
+        return Plan("capacity", "", COLUMNS, explanation=explanation, extra={"rows": rows})
+    tokens = budget * GB / per_token
+    rows.append(
+        ["KV cache capacity", round(tokens), "tokens", f"{budget:.3f} GB / {per_token / 1e3:,.1f} KB of KV cache per token", ""]
+    )
+    if kind == "context":
+        longest = min(tokens, est.model.max_context or tokens)
+        capped = est.model.max_context is not None and tokens > est.model.max_context
+        cap = f" (capped at {est.model.label}'s maximum {est.model.max_context:,})" if capped else ""
+        rows.append(["max context", round(longest), "tokens", f"KV cache capacity{cap}", ""])
+        head = f"max context {longest:,.0f} tokens"
+    else:
+        users = tokens / context
+        label = "concurrent users" if what.label == "concurrent users" else "max batch"
+        per = f"{tokens:,.0f} tokens / {context:,} tokens per request (vLLM's 'maximum concurrency')"
+        rows.append([label, round(users, 2), "requests", per, ""])
+        head = f"{label} {users:.2f} requests of {context:,} tokens"
+    explanation.insert(0, f"estimate (not a measurement) on {count} x {gpu.label} with {engine}: {head}")
+    explanation += [f"assumed: {a}" for a in est.scenario.assumed(count)]
+    explanation.append(
+        f"backend: {engine}"
+        + ("" if _backend(asked) else " (kbq's default for capacity questions; name another with 'using ...')")
+    )
+    return Plan("capacity", "", COLUMNS, explanation=explanation, extra={"rows": rows})
+

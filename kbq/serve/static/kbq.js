@@ -3,12 +3,20 @@
 // Plain DOM, no framework; every value is written with textContent (never as HTML).
 "use strict";
 
+// The questions people ask first (can my GPU run X, how much memory, how fast, cheapest, best
+// value), then the rest of the language.
 const EXAMPLES = [
-  "best gpu for bert on dense 9-card chassis as of 2020-03",
+  "does llama 3.1 8b fit on rtx 4090",
   "memory for llama 3.1 70b inference at fp8 with 128k context batch 4 on 4 x h100 sxm5",
+  "how fast is llama 3.1 8b on rtx 4090",
+  "cheapest gpu to run llama 3.1 8b",
   "best value gpu for resnet-50 training under $2000",
-  "gpus order by tensor / price desc limit 10",
+  "gpu for llama 3.1 8b inference",
+  "is rtx 3090 good for llama 3.1 8b inference",
   "compare rtx 4090 vs rtx 3090",
+  "how many h100 sxm5 for llama 3.1 405b inference",
+  "best gpu for bert on dense 9-card chassis as of 2020-03",
+  "gpus order by tensor / price desc limit 10",
   "gpu for lstm where cooling=blower",
   "gpus where memory >= 24gb and nvlink = yes order by bandwidth desc limit 5",
   "gpu for llama 3.1 70b inference at int4 in an 8-card server",
@@ -52,8 +60,50 @@ function cellText(value) {
   return String(value);
 }
 
+// Text with its URLs as links (http and https only; every piece written as text, never as HTML).
+function linked(tag, text) {
+  const node = el(tag);
+  let last = 0;
+  for (const match of String(text).matchAll(/https?:\/\/[^\s,;)\]]+/g)) {
+    node.append(document.createTextNode(text.slice(last, match.index)));
+    node.append(el("a", match[0], { href: match[0], rel: "noreferrer noopener", target: "_blank" }));
+    last = match.index + match[0].length;
+  }
+  node.append(document.createTextNode(text.slice(last)));
+  return node;
+}
+
+// Click a column head to sort by it (numbers as numbers, unknown last); again to reverse.
+function sortable(table) {
+  table.tHead.querySelectorAll("th").forEach((th, column) => {
+    th.classList.add("sortable");
+    th.setAttribute("aria-sort", "none");
+    th.addEventListener("click", (event) => {
+      if (event.target.closest("a")) return;
+      const up = th.getAttribute("aria-sort") !== "ascending";
+      table.tHead.querySelectorAll("th").forEach((h) => h.setAttribute("aria-sort", "none"));
+      th.setAttribute("aria-sort", up ? "ascending" : "descending");
+      const body = table.tBodies[0];
+      const key = (tr) => {
+        const text = tr.children[column].textContent.trim();
+        const n = Number(text.replace(/,/g, ""));
+        return text === "-" || text === "" ? null : Number.isFinite(n) ? n : text.toLowerCase();
+      };
+      const rows = [...body.rows].map((tr, i) => [key(tr), i, tr]);
+      rows.sort((a, b) => {
+        if (a[0] === null || b[0] === null) return a[0] === b[0] ? a[1] - b[1] : a[0] === null ? 1 : -1;
+        const order = typeof a[0] === "number" && typeof b[0] === "number" ? a[0] - b[0] : String(a[0]).localeCompare(String(b[0]));
+        return (up ? order : -order) || a[1] - b[1];
+      });
+      body.append(...rows.map((r) => r[2]));
+    });
+  });
+}
+
 function reset() {
   for (const id of ["error", "message", "answer", "graph"]) $(id).hidden = true;
+  $("headline").textContent = "";
+  $("tiers").replaceChildren();
   $("error").textContent = "";
   $("message").textContent = "";
   $("graph").textContent = "";
@@ -96,6 +146,7 @@ function fillTable(headers, rows, linkColumn, linkHeaders) {
     });
     body.append(tr);
   }
+  sortable($("results"));
   $("answer").hidden = false;
 }
 
@@ -109,7 +160,36 @@ function showAnswer(data) {
   fillTable(headers, data.rows.map((r) => shown.map((i) => r[i])), linkColumn, data.kind === "compare");
   const chart = KbqCharts.draw(data); // charts.js: the answer's chart spec drawn as SVG, if it has one
   if (chart) $("chart").append(chart);
-  for (const line of data.explanation || []) $("explanation").append(el("li", line));
+  for (const line of data.explanation || []) {
+    if (line !== data.headline) $("explanation").append(linked("li", line));
+  }
+  if (data.tiers && data.tiers.length) {
+    // the picks a buyer weighs, before the full ranking
+    const table = el("table", null, { class: "tiers" });
+    const head = el("tr");
+    for (const h of ["tier", "GPU", "cards", "price", "why"]) head.append(el("th", h));
+    table.append(el("thead")); table.tHead.append(head);
+    const body = el("tbody");
+    for (const t of data.tiers) {
+      const tr = el("tr", null, { title: t.why });
+      const price = t.price ? `$${Math.round(t.price.usd).toLocaleString("en-US")} ${t.price.kind} ${String(t.price.date || "").slice(0, 7)}` : "-";
+      tr.append(el("td", t.tier));
+      const gpu = el("td"); gpu.append(describeLink(t.gpu)); tr.append(gpu);
+      tr.append(el("td", cellText(t.count), { class: "num" }));
+      tr.append(el("td", price));
+      tr.append(el("td", t.why));
+      body.append(tr);
+    }
+    table.append(body);
+    $("tiers").append(table);
+  }
+  if (data.headline) {
+    // the answer first: the headline above the chart, scrolled to, the examples folded away
+    $("headline").textContent = data.headline;
+    $("headline").className = "headline" + (data.verdict ? " verdict-" + String(data.verdict.status).replace(/\s+/g, "-") : "");
+    $("examples").open = false;
+    $("headline").scrollIntoView({ block: "start" });
+  }
   $("sparql").textContent = data.sparql || "";
   if (data.message) {
     $("message").textContent = "No result: " + data.message;

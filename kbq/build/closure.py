@@ -1,0 +1,228 @@
+"""The `sparql` engine: OWL-RL closure and the rules, run inside the store. Build-time only.
+
+The OWL 2 RL subset the ontology uses (ontology/owlrl/rules/) and the rules of ontology/rules/
+are CONSTRUCT queries; here each becomes a SPARQL update (INSERT ... WHERE) that the store runs
+natively, so no triple crosses into Python. Rounds repeat until a round adds nothing; a round
+after the first reruns only the rules whose WHERE clause can match what the last round added
+(its predicates and the classes it typed, read off the rule's text: a rule with a variable
+predicate or class always reruns). The result equals owlrl's after `reason.normalise` (tests
+check it on the shipped KB and on a 10x synthetic KB); knowledge using OWL beyond the subset
+(ontology/owlrl/beyond.rq) is reasoned with `reasonable` instead (the caller's choice).
+
+Graphs of the working store: ASSERTED (input, never changed), INFERRED (the closure beyond the
+input) and a scratch DELTA graph (what the current round derives).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import pyoxigraph as ox
+
+from kbq.build.reason import is_monotonic
+from kbq.errors import KnowledgeFileError
+from kbq.store import resources
+
+MAX_ROUNDS = 20
+ASSERTED = resources.ASSERTED_GRAPH
+INFERRED = resources.INFERRED_GRAPH
+DELTA = "https://kbq.dev/graph/delta"
+NEW = "https://kbq.dev/graph/new"  # what the last round added (the delta forms of ontology/owlrl/delta/ read it)
+LATE = "https://kbq.dev/graph/late"  # what the second stage (all rules, after the monotonic ones) adds
+_RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
+_CONSTRUCT = re.compile(r"(?im)^\s*CONSTRUCT\s*\{")
+_PREFIX = re.compile(r"(?i)PREFIX\s+([\w.-]*):\s*<([^>]*)>")
+_IRI = re.compile(r"<([^<>\s]*)>")
+_NAME = re.compile(r"(?<![\w?$<])([A-Za-z][\w.-]*)?:([A-Za-z_][\w-]*)")
+_OPEN_PREDICATE = re.compile(r"[?$]\w+\s+[?$]\w+")  # `?s ?p`: a variable in predicate position (or a projection: harmless)
+_OPEN_CLASS = re.compile(r"(?:\ba\b|rdf:type)\s+[?$]\w+")
+_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'')
+_COMMENT = re.compile(r"(?m)#[^\n>]*$")
+
+# What reason.normalise drops, for the triples derived here (the rules can state any of them).
+_NORMALISE = f"""
+PREFIX rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#>
+PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>
+PREFIX owl: <http://www.w3.org/2002/07/owl#>
+DELETE {{ GRAPH <{INFERRED}> {{ ?s ?p ?o }} }} WHERE {{
+  GRAPH <{INFERRED}> {{ ?s ?p ?o }}
+  FILTER (
+    ?s = owl:Nothing
+    || (isIRI(?s) && (STRSTARTS(STR(?s), STR(rdf:)) || STRSTARTS(STR(?s), STR(rdfs:)) || STRSTARTS(STR(?s), STR(owl:))
+                      || STRSTARTS(STR(?s), "http://www.w3.org/2001/XMLSchema#")))
+    || (?s = ?o && ?p IN (rdfs:subClassOf, rdfs:subPropertyOf, owl:equivalentClass, owl:equivalentProperty, owl:sameAs))
+    || (?o = owl:Thing && ?p IN (rdf:type, rdfs:subClassOf, rdfs:domain, rdfs:range))
+  )
+}}
+"""
+
+
+@dataclass(frozen=True)
+class Rule:
+    path: Path
+    update: str  # INSERT { GRAPH <DELTA> { template } } USING ... WHERE { pattern }
+    mentions: frozenset[str]  # the IRIs its WHERE clause names
+    open_predicate: bool
+    open_class: bool
+    monotonic: bool
+    delta_update: str | None = None  # the semi-naive form, if the rule has one
+
+    def form(self, predicates: set[str], first_round: bool) -> str:
+        """The delta form after a round that added none of the (schema) predicates the rule names."""
+        if first_round or self.delta_update is None or predicates & self.mentions:
+            return self.update
+        return self.delta_update
+
+    def wants(self, predicates: set[str], classes: set[str]) -> bool:
+        """Can this rule match something among new triples with these predicates / new types?"""
+        if self.open_predicate and (predicates or classes):
+            return True
+        if classes and (self.open_class or classes & self.mentions):
+            return True
+        return bool(predicates & self.mentions)
+
+
+@dataclass(frozen=True)
+class StoreInference:
+    inferred: int
+    rounds: int
+    seconds: float
+    late: bytes  # N-Triples: what the second stage added (an overlay build removes it and reasons again)
+
+
+def _where_iris(where: str, prefixes: dict[str, str]) -> set[str]:
+    text = _COMMENT.sub("", _STRINGS.sub('""', where))
+    found = set(_IRI.findall(text))
+    for prefix, local in _NAME.findall(_IRI.sub(" ", text)):
+        if prefix.lower() in {"http", "https", "urn", "mailto"} or (prefix or "") not in prefixes:
+            continue
+        found.add(prefixes[prefix or ""] + local)
+    if re.search(r"(?<![\w?$:])a(?![\w:-])", _IRI.sub(" ", text)):
+        found.add(_RDF_TYPE)
+    return found
+
+
+def compile_rule(path: Path, text: str) -> Rule:
+    """A CONSTRUCT rule as an update into the DELTA graph over ASSERTED + INFERRED + DELTA."""
+    match = _CONSTRUCT.search(text)
+    end = match.end() if match else -1
+    depth = 1
+    while match and depth and end < len(text):
+        depth += {"{": 1, "}": -1}.get(text[end], 0)
+        end += 1
+    rest = text[end:]
+    if not match or depth or not re.match(r"\s*WHERE\b", rest, re.IGNORECASE):
+        raise KnowledgeFileError(str(path), None, "a rule must read CONSTRUCT { template } WHERE { pattern }")
+    template = text[match.end() : end - 1]
+    using = f"USING <{ASSERTED}> USING <{INFERRED}> USING <{LATE}> USING <{DELTA}> USING NAMED <{NEW}>"
+    update = f"{text[: match.start()]}\nINSERT {{ GRAPH <{DELTA}> {{ {template} }} }}\n{using}\n{rest.lstrip()}"
+    prefixes = dict(_PREFIX.findall(text[: match.start()]))
+    where = rest.lstrip()[5:]
+    return Rule(
+        path=path,
+        update=update,
+        mentions=frozenset(_where_iris(where, prefixes)),
+        open_predicate=bool(_OPEN_PREDICATE.search(_STRINGS.sub('""', where))),
+        open_class=bool(_OPEN_CLASS.search(where)),
+        monotonic=is_monotonic(text),
+    )
+
+
+def _in(graph: str) -> str:
+    return f"GRAPH <{graph}> {{ ?s ?p ?o }}"
+
+
+def _with_delta(rule: Rule) -> Rule:
+    """The rule with its delta form from ontology/owlrl/delta/ (same file name), if there is one."""
+    delta = Path(resources.owlrl_delta_dir(), rule.path.name)
+    if rule.path.parent != Path(resources.owlrl_rule_paths()[0]).parent or not delta.is_file():
+        return rule
+    return replace(rule, delta_update=compile_rule(delta, delta.read_text(encoding="utf-8")).update)
+
+
+def _count(store: ox.Store, graph: str) -> int:
+    row = next(iter(store.query(f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH <{graph}> {{ ?s ?p ?o }} }}")))  # type: ignore[arg-type]
+    return int(row["n"].value)
+
+
+def _settle_delta(store: ox.Store, target: str) -> tuple[int, set[str], set[str]]:
+    """Drop from DELTA what the store already holds, move the rest into `target`; return how
+    many triples were new, their predicates and the classes they typed."""
+    for graph in (ASSERTED, INFERRED, LATE):
+        store.update(f"DELETE {{ GRAPH <{DELTA}> {{ ?s ?p ?o }} }} WHERE {{ GRAPH <{DELTA}> {{ ?s ?p ?o }} {_in(graph)} }}")
+    new = _count(store, DELTA)
+    predicates = {r["p"].value for r in store.query(f"SELECT DISTINCT ?p WHERE {{ GRAPH <{DELTA}> {{ ?s ?p ?o }} }}")}  # type: ignore[union-attr]
+    classes = {r["c"].value for r in store.query(f"SELECT DISTINCT ?c WHERE {{ GRAPH <{DELTA}> {{ ?s a ?c }} }}")}  # type: ignore[union-attr]
+    predicates.discard(_RDF_TYPE)
+    store.update(f"ADD <{DELTA}> TO <{target}> ; MOVE SILENT <{DELTA}> TO <{NEW}>")
+    return new, predicates, classes
+
+
+def beyond_subset(store: ox.Store) -> list[str]:
+    """The OWL/RDFS terms the knowledge uses that the OWL-RL subset does not cover."""
+    text = Path(resources.owlrl_beyond_path()).read_text(encoding="utf-8")
+    return sorted(r["term"].value for r in store.query(text, use_default_graph_as_union=True))  # type: ignore[union-attr]
+
+
+def _fixpoint(store: ox.Store, rules: list[Rule], target: str, rounds: int, first: list[Rule] | None = None) -> int:
+    """Apply `rules` in rounds until one adds nothing to the store (the first round: only `first`,
+    when given); the rounds so far."""
+    predicates: set[str] = set()
+    classes: set[str] = set()
+    start = rounds + 1
+    while True:
+        rounds += 1
+        last = rounds == MAX_ROUNDS
+        deriving: list[Path] = []
+        for rule in first if first is not None and rounds == start else rules:
+            if rounds > start and not rule.wants(predicates, classes):
+                continue
+            size = _count(store, DELTA) if last else 0
+            try:
+                store.update(rule.form(predicates, rounds == start))
+            except (SyntaxError, OSError, ValueError) as exc:
+                raise KnowledgeFileError(str(rule.path), None, f"rule does not run: {exc}") from None
+            if last and _count(store, DELTA) > size:
+                deriving.append(rule.path)
+        new, predicates, classes = _settle_delta(store, target)
+        if not new:
+            return rounds
+        if last:
+            raise KnowledgeFileError(
+                ", ".join(str(p) for p in deriving),
+                None,
+                f"the rules still derive new triples after {MAX_ROUNDS} rounds ({new} in the last one): "
+                "a rule that makes new terms each round never reaches a fixpoint",
+            )
+
+
+def infer_in_store(store: ox.Store, rule_paths: list[Path]) -> StoreInference:
+    """Add to `store`'s INFERRED graph what ASSERTED (and INFERRED) entail under the OWL-RL
+    subset and the rules, to a fixpoint: first the monotonic rules, then all. INFERRED may start
+    with an earlier monotonic closure (an overlay build): the result is the same."""
+    start = time.perf_counter()
+    rules = [_with_delta(compile_rule(p, p.read_text(encoding="utf-8"))) for p in [*resources.owlrl_rule_files(), *rule_paths]]
+    before = _count(store, INFERRED)
+    rounds = _fixpoint(store, [r for r in rules if r.monotonic], INFERRED, 0)
+    rounds = _fixpoint(store, rules, LATE, rounds, first=[r for r in rules if not r.monotonic])
+    store.update(f"DROP SILENT GRAPH <{NEW}>")
+    store.update(_NORMALISE.replace(INFERRED, LATE))
+    store.update(_NORMALISE)
+    late = store.dump(format=ox.RdfFormat.N_TRIPLES, from_graph=ox.NamedNode(LATE)) or b""
+    store.update(f"ADD <{LATE}> TO <{INFERRED}> ; DROP SILENT GRAPH <{LATE}>")
+    store.update(f"DELETE {{ GRAPH <{INFERRED}> {{ ?s ?p ?o }} }} WHERE {{ GRAPH <{INFERRED}> {{ ?s ?p ?o }} {_in(ASSERTED)} }}")
+    inferred = _count(store, INFERRED)
+    return StoreInference(inferred=inferred - before, rounds=rounds, seconds=time.perf_counter() - start, late=late)
+
+
+def restore_closure(store: ox.Store, base: ox.Store, late: bytes) -> None:
+    """Start from a snapshot's closure: its ASSERTED and INFERRED graphs, less what its second
+    stage added (`late`, N-Triples), which only holds while no new knowledge comes in."""
+    for graph in (ASSERTED, INFERRED):  # quad by quad: a load would rename the blank nodes
+        store.bulk_extend(base.quads_for_pattern(None, None, None, ox.NamedNode(graph)))
+    inferred = ox.NamedNode(INFERRED)
+    for t in ox.parse(late, format=ox.RdfFormat.N_TRIPLES):
+        store.remove(ox.Quad(t.subject, t.predicate, t.object, inferred))

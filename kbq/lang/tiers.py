@@ -1,0 +1,154 @@
+"""Tiers: a ranking for a workload as the picks a buyer weighs, a view on its candidates.
+
+For each market segment (consumer, workstation, data center) and over all: the cheapest
+configuration that holds the workload new and used (count x the card's price, up to the
+chassis asked or the stated default named tier_max_cards in kb/defaults.ttl), the best value (profile score per
+dollar of that configuration; a card whose first-rank figure is unknown is left out, as the
+value ranking does), and the fastest (the profile's first). Every price says its kind and date
+(the latest observation of that kind, the lowest on that day: the rule of kbq:currentPrice).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kbq.lang import terms
+from kbq.lang.cards import prices as card_prices
+from kbq.lang.catalog import PREFIXES, Run
+from kbq.store.executor import Value
+
+DEFAULT_CARDS = "tier_max_cards"
+
+
+def stacks(run: Run, gpus: list[str]) -> dict[str, list[str]]:
+    """GPU -> the SDKs (CUDA Toolkit, ROCm, oneAPI ...) with a release the KB lists as supporting it."""
+    if not gpus:
+        return {}
+    values = " ".join(terms.iri(g) for g in gpus)
+    rows = run(
+        PREFIXES
+        + f"""SELECT DISTINCT ?gpu ?sdk WHERE {{ VALUES ?gpu {{ {values} }}
+  ?release kbq:supportsGpu ?gpu ; kbq:releaseOf ?s . ?s rdfs:label ?sdk }} ORDER BY ?gpu ?sdk"""
+    ).rows
+    out: dict[str, list[str]] = {}
+    for gpu, sdk in rows:
+        out.setdefault(str(gpu), []).append(str(sdk))
+    return out
+
+
+def _software(found: list[str] | None) -> str:
+    if not found:
+        return "software: no SDK release in the KB lists it as supported"
+    return "software: " + ", ".join(found) + " (releases listing it as supported)"
+
+
+def _thermal(cooling: Value, box: int | None) -> str:
+    """A caveat for open-air cards where several share a box (the sourced placement guidance)."""
+    kinds = {c.strip() for c in str(cooling or "").split(",") if c.strip()}
+    if box and box >= 4 and kinds and kinds <= {"open-air"}:
+        return f"open-air cooler in a {box}-card box: Lambda recommends blower cards for multi-GPU workstations"
+    return ""
+
+
+def max_cards(run: Run) -> tuple[int, str]:
+    """The stated default count limit for tiers, and why (kb/defaults.ttl)."""
+    rows = run(
+        PREFIXES
+        + f"""SELECT ?value ?reason WHERE {{ ?d a kbq:ScenarioDefault ; kbq:defaultName {terms.string(DEFAULT_CARDS)} ;
+  kbq:defaultValue ?value ; kbq:reason ?reason }} LIMIT 1"""
+    ).rows
+    if not rows:
+        return 1, "one card (no default count in the KB)"
+    value = rows[0][0]
+    return (int(value) if isinstance(value, (int, float)) else 1), str(rows[0][1])
+
+
+def _config(count: int, price: dict[str, Any]) -> dict[str, Any]:
+    """A configuration's price: count x the card's (kbq.lang.evaluate.cost.cards_cost)."""
+    from kbq.lang.evaluate.cost import cards_cost
+
+    return {**price, "usd": round(cards_cost(price["usd"], count) or 0.0, 2), "per_card_usd": price["usd"]}
+
+
+def _money(price: dict[str, Any] | None) -> str:
+    if not price:
+        return "no price in the KB"
+    each = f" ({price['per_card_usd']:,.0f} each)" if price["usd"] != price["per_card_usd"] else ""
+    return f"${price['usd']:,.0f}{each}, {price['kind']} {price['date'][:7]}"
+
+
+def tiers(
+    columns: list[str],
+    rows: list[list[Value]],
+    run: Run,
+    *,
+    limit_cards: int | None,
+    first_rank: list[str],
+    as_of: str | None = None,
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The tiers of a ranking for a workload (rows in profile order, every candidate), and notes."""
+    col = {c: i for i, c in enumerate(columns)}
+    if "cards_needed" not in col or "gpu" not in col:
+        return [], []
+    default, why_default = max_cards(run)
+    cap = limit_cards or default
+    prices = card_prices(run, [str(r[col["gpu"]]) for r in rows], as_of)
+    segment_at, score_at = col.get("segment"), col.get("score")
+
+    def cards(row: list[Value]) -> int | None:
+        n = row[col["cards_needed"]]
+        return n if isinstance(n, int) and n <= cap else None
+
+    def known_first(row: list[Value]) -> bool:
+        return all(row[col[k]] is not None for k in first_rank if k in col)
+
+    out: list[dict[str, Any]] = []
+
+    software = stacks(run, [str(r[col["gpu"]]) for r in rows])
+    cooling_at = col.get("cooling")
+
+    def add(tier: str, row: list[Value] | None, price: dict[str, Any] | None, why: str) -> None:
+        if row is None:
+            return
+        n = cards(row)
+        notes = [why, _software(software.get(str(row[col["gpu"]])))]
+        if cooling_at is not None:
+            notes.append(_thermal(row[cooling_at], limit_cards))
+        why_all = "; ".join(x for x in notes if x)
+        out.append({"tier": tier, "gpu": str(row[col["name"]]), "count": n, "price": price, "why": why_all})
+
+    groups: list[tuple[str, list[list[Value]]]] = [("", rows)]
+    if segment_at is not None:
+        for segment in dict.fromkeys(str(r[segment_at]) for r in rows if r[segment_at]):
+            groups.append((f" {segment}", [r for r in rows if r[segment_at] == segment]))
+    for suffix, group in groups:
+        fitting = [r for r in group if cards(r) is not None]
+        for used in (False, True):
+            priced = [
+                (_config(cards(r) or 1, p), r) for r in fitting if (p := prices.get((str(r[col["gpu"]]), used))) is not None
+            ]
+            if priced:
+                price, row = min(priced, key=lambda pr: pr[0]["usd"])
+                n = cards(row)
+                add(
+                    f"cheapest{suffix}" + (" (used)" if used else " (new)"),
+                    row,
+                    price,
+                    f"{n} card(s) hold it; " + _money(price),
+                )
+        if score_at is not None:
+            valued = [
+                (float(r[score_at] or 0) / _config(cards(r) or 1, p)["usd"], _config(cards(r) or 1, p), r)
+                for r in fitting
+                if known_first(r) and (p := prices.get((str(r[col["gpu"]]), False))) is not None and p["usd"] > 0
+            ]
+            if valued:
+                _v, price, row = max(valued, key=lambda v: v[0])
+                add(f"best value{suffix}", row, price, f"highest profile score per dollar; {_money(price)}")
+        if fitting:
+            row = fitting[0]
+            new = prices.get((str(row[col["gpu"]]), False))
+            config = _config(cards(row) or 1, new) if new else None
+            add(f"fastest{suffix}", row, config, f"first by the profile; {_money(config)}")
+    notes = [f"tiers: configurations of up to {cap} card(s)" + ("" if limit_cards else f" ({why_default})")]
+    return out, notes

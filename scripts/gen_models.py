@@ -1,0 +1,668 @@
+"""Generate kb/models_generated.ttl from public collections of model configurations.
+
+Re-runnable: `python scripts/gen_models.py` reads pinned commits of two git snapshots and writes
+the Turtle (the output is reviewed and committed; the snapshots are not):
+
+* Lightning-AI/litgpt (Apache-2.0), litgpt/config.py: one Config per Hugging Face checkpoint
+  (hf_config org/name), with the shapes litgpt loads those checkpoints into. Parameter counts are
+  computed from those shapes (the formula is `litgpt_parameters` below, stated in every note).
+* huggingface/pytorch-image-models (timm, Apache-2.0), results/results-imagenet.csv (architectures,
+  evaluation resolution, parameter count in millions) and the RTX 4090 inference benchmark
+  results/benchmark-infer-amp-nchw-pt291-cu128-4090.csv (GMACs per image at that resolution).
+
+Models the hand-written kb/models*.ttl already hold are skipped (a generated name that normalises
+to an existing name is dropped; a model whose label would clash is not generated), so the name index
+stays unambiguous; tests/test_catalog.py checks it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import re
+import subprocess
+import sys
+import types
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import rdflib
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from kbq.store.names import normalise  # noqa: E402
+
+LITGPT_GIT = Path("/work/.mirror/Lightning-AI+litgpt/repo")
+LITGPT_COMMIT = "26857050fe3ff627cd714fe92f5838f51a3d5efa"
+LITGPT_URL = f"https://github.com/Lightning-AI/litgpt/blob/{LITGPT_COMMIT}/litgpt/config.py"
+TIMM_GIT = Path("/work/.mirror/huggingface+pytorch-image-models/repo")
+TIMM_COMMIT = "aa4b5850c1543fa488abf260f18390eda46cf85d"
+TIMM_RESULTS = "results/results-imagenet.csv"
+TIMM_BENCH = "results/benchmark-infer-amp-nchw-pt291-cu128-4090.csv"
+TIMM_RESULTS_URL = f"https://github.com/huggingface/pytorch-image-models/blob/{TIMM_COMMIT}/{TIMM_RESULTS}"
+TIMM_BENCH_URL = f"https://github.com/huggingface/pytorch-image-models/blob/{TIMM_COMMIT}/{TIMM_BENCH}"
+MLC_PRESETS_URL = (
+    "https://github.com/mlc-ai/mlc-llm/blob/79d603f085f50500e9509fa01785ffa7ecfaaa93/python/mlc_llm/model/model_preset.py"
+)
+MLC_GIT = Path("/work/.mirror/mlc-ai+mlc-llm/repo")
+MLC_COMMIT = "79d603f085f50500e9509fa01785ffa7ecfaaa93"
+# mlc-llm presets (verbatim Hugging Face config.json files) of architectures litgpt lacks, with the
+# model name each preset is the config of. Left out: 'qwen2' (Qwen1.5-1.8B-Chat: the preset says
+# tie_word_embeddings true, which gives 1.53B against the model's published 1.84B) and 'minicpm_2b'
+# (which MiniCPM-2B checkpoint it copies, and so its tying, could not be told).
+MLC_PRESETS = {
+    "qwen2_0_5b": "Qwen2-0.5B",
+    "qwen2_1_5b": "Qwen2-1.5B",
+    "qwen2_7b": "Qwen2-7B",
+    "internlm2": "InternLM2-7B",
+    "internlm2_5_7b": "InternLM2.5-7B",
+    "smollm_135m": "SmolLM-135M",
+    "smollm_360m": "SmolLM-360M",
+    "smollm_1_7b": "SmolLM-1.7B",
+    "olmo2_32b": "OLMo-2-32B",
+    "snowflake-arctic-embed-m": "snowflake-arctic-embed-m",
+}
+OUT = ROOT / "kb" / "models_generated.ttl"
+KB = "https://kbq.dev/kb/"
+
+# Checkpoints whose input embedding and output head are one tensor (tie_word_embeddings), counted
+# once. Evidence: mlc-llm's model_preset.py copies the Hugging Face config.json verbatim, with
+# tie_word_embeddings true for gemma_2b, gemma2_2b/9b/27b, gemma3_1b_it, llama3_2_1b/3b,
+# qwen2_0_5b/1_5b, qwen2.5_3b, qwen3_0.6b/1.7b and smollm2_135m/360m; the same family's other sizes
+# of the same generation (and their fine-tunes, which keep the shapes) share the setting. OLMo-1B-hf:
+# its config.json (linked from litgpt's entry) has tie_word_embeddings true.
+TIED = re.compile(
+    r"^(google/(code)?gemma-.*|meta-llama/Llama-3\.2-[13]B.*|Qwen/Qwen2\.5-(Coder-|Math-)?(0\.5|1\.5|3)B.*"
+    r"|Qwen/Qwen3-(0\.6|1\.7|4)B.*|HuggingFaceTB/SmolLM2-.*|allenai/OLMo-1B-hf)$"
+)
+# OLMo (1) uses LayerNorm without learnable weights (the Hugging Face checkpoints hold no norm
+# tensors); litgpt builds ones-initialised norms, which are left out of the count.
+PARAMETER_FREE_NORMS = re.compile(r"^allenai/OLMo-(1B|7B)")
+# Name parts that mark a fine-tune of an unchanged architecture (the base has the name without them).
+FINE_TUNE = re.compile(r"-(instruct|chat|it|sft|dpo|thinking|reasoning|reasoning-plus|function-calling-v2|python)(?=-|$)", re.I)
+VIT_PREFIXES = (
+    "vit",
+    "deit",
+    "eva",
+    "beit",
+    "cait",
+    "xcit",
+    "crossvit",
+    "levit",
+    "pit_",
+    "volo",
+    "flexivit",
+    "swin",
+    "twins",
+    "tnt",
+    "convit",
+    "coat_",
+    "visformer",
+    "gcvit",
+    "davit",
+    "pvt",
+    "mvit",
+    "efficientformer",
+    "fastvit",
+    "tiny_vit",
+    "hiera",
+    "samvit",
+    "sequencer",
+    "maxvit",
+    "maxxvit",
+    "coatnet",
+    "nest_",
+    "jx_nest",
+    "focalnet",
+    "vitamin",
+    "aimv2",
+    "naflexvit",
+)
+CNN_PREFIXES = (
+    "resnet",
+    "resnext",
+    "wide_resnet",
+    "seresne",
+    "ecaresne",
+    "skresne",
+    "gcresne",
+    "regnet",
+    "efficientnet",
+    "tf_efficientnet",
+    "mobilenet",
+    "tf_mobilenet",
+    "mnasnet",
+    "convnext",
+    "densenet",
+    "dla",
+    "dpn",
+    "vgg",
+    "inception",
+    "adv_inception",
+    "ens_adv",
+    "xception",
+    "legacy_",
+    "hrnet",
+    "res2n",
+    "resnest",
+    "rexnet",
+    "ghostnet",
+    "repvgg",
+    "cspdark",
+    "cspres",
+    "darknet",
+    "cs3",
+    "nf_",
+    "nfnet",
+    "dm_nfnet",
+    "eca_nfnet",
+    "selecsls",
+    "tresnet",
+    "gernet",
+    "hardcorenas",
+    "fbnet",
+    "lcnet",
+    "spnasnet",
+    "semnasnet",
+    "mixnet",
+    "tf_mixnet",
+    "tinynet",
+    "bat_resnext",
+    "botnet",
+    "halonet",
+    "lambda_resnet",
+    "sebotnet",
+    "eca_botnext",
+    "haloregnetz",
+    "lamhalobotnet",
+    "resnetaa",
+    "resnetblur",
+    "resnetrs",
+    "resnetv2",
+    "seresnext",
+    "senet",
+    "gluon",
+    "ssl_",
+    "swsl_",
+    "ig_",
+    "bit_",
+    "edgenext",
+    "repghostnet",
+    "repvit",
+    "hgnet",
+    "inception_next",
+    "mobileone",
+    "rdnet",
+    "fastvit_",
+    "ghostnetv",
+    "efficientvit",
+    "convformer",
+    "caformer",
+    "poolformer",
+    "mambaout",
+    "starnet",
+    "test_",
+)
+SKIP_TIMM = ("test_",)  # timm's unit-test stand-ins
+
+
+@dataclass
+class Model:
+    iri: str
+    classes: list[str]
+    label: str
+    comment: str
+    modality: str
+    facts: dict[str, object]
+    note: str
+    sources: list[str]
+    names: list[str] = field(default_factory=list)
+    hf_id: str | None = None
+    base: str | None = None
+
+
+def git_show(repo: Path, commit: str, path: str) -> str:
+    return subprocess.run(
+        ["git", "--git-dir", str(repo), "show", f"{commit}:{path}"], check=True, capture_output=True, text=True
+    ).stdout
+
+
+def existing_names(kb_dir: Path) -> tuple[dict[str, str], set[str]]:
+    """Normalised names of every subject in the hand-written KB, and the models' IRIs."""
+    g = rdflib.Graph()
+    for path in sorted(kb_dir.glob("*.ttl")):
+        if path.name != OUT.name:
+            g.parse(path)
+    for path in sorted((ROOT / "ontology").glob("*.ttl")):
+        g.parse(path)
+    names: dict[str, str] = {}
+    for pred in (rdflib.RDFS.label, rdflib.SKOS.altLabel, rdflib.URIRef("https://kbq.dev/ontology#symbol")):
+        for s, o in g.subject_objects(pred):
+            names.setdefault(normalise(str(o)), str(s))
+    models = {str(s) for s in g.subjects(rdflib.RDF.type, rdflib.URIRef("https://kbq.dev/ontology#Model"))}
+    return names, models
+
+
+# --- LLMs from litgpt ------------------------------------------------------------------------------
+
+
+def load_litgpt() -> list[object]:
+    """litgpt's Config objects, from config.py at the pinned commit (it imports only yaml and typing)."""
+    module = types.ModuleType("litgpt_config")
+    sys.modules["litgpt_config"] = module
+    exec(compile(git_show(LITGPT_GIT, LITGPT_COMMIT, "litgpt/config.py"), "litgpt/config.py", "exec"), module.__dict__)
+    return [module.Config(**c) for c in module.configs]
+
+
+def litgpt_parameters(c: object, tied: bool, norm_weights: bool = True) -> tuple[int, int]:
+    """(total, active per token) parameters of the model litgpt builds for config c.
+
+    Embedding V*d, output head d*V (+V bias) unless tied; per layer: norms (RMSNorm d weights,
+    LayerNorm 2d), attention qkv d*(h+2g)*k (+bias) and projection h*k*d (+d bias), optional q/k
+    norms; MLP: GptNeoxMLP 2*d*f (+f+d bias), LLaMA/Gemma MLP 3*d*f (+2f+d bias), MoE router d*E plus
+    E experts of 3*d*f_e (active: the top-k experts); final norm. V = padded vocabulary, d = width,
+    h = heads, g = KV heads, k = head size, f = FFN size, E = experts.
+    """
+    d, v, hs = c.n_embd, c.padded_vocab_size, c.head_size
+
+    def norm_of(n: int) -> int:
+        if not norm_weights:
+            return 0
+        return n if c.norm_class_name == "RMSNorm" else 2 * n
+
+    norm = norm_of(d)
+
+    def mlp(f: int) -> int:
+        if c.mlp_class_name == "GptNeoxMLP":
+            return 2 * d * f + ((f + d) if c.bias else 0)
+        return 3 * d * f + ((2 * f + d) if c.bias else 0)
+
+    qkv = d * (c.n_head + 2 * c.n_query_groups) * hs + ((c.n_head + 2 * c.n_query_groups) * hs if (c.bias or c.attn_bias) else 0)
+    proj = c.n_head * hs * d + (d if c.bias else 0)
+    attn = qkv + proj
+    if c.norm_qk:
+        if c.norm_qk_type == "olmo2":
+            attn += norm_of(c.n_head * hs) + norm_of(c.n_query_groups * hs)
+        else:
+            attn += 2 * norm_of(hs)
+    norms = (norm if c.norm_1 else 0) + (norm if (c.norm_2 and not c.shared_attention_norm) else 0)
+    norms += (norm if c.post_attention_norm else 0) + (norm if c.post_mlp_norm else 0)
+    total = active = 0
+    for _ in range(c.n_layer):
+        if c.mlp_class_name == "LLaMAMoE":
+            fe = c.moe_intermediate_size or c.intermediate_size
+            expert = 3 * d * fe
+            shared = 3 * d * fe * (c.n_shared_expert or 0)
+            total += attn + norms + d * c.n_expert + c.n_expert * expert + shared
+            active += attn + norms + d * c.n_expert + c.n_expert_per_token * expert + shared
+        else:
+            layer = attn + norms + mlp(c.intermediate_size)
+            total += layer
+            active += layer
+    outer = v * d + norm + (0 if tied else d * v + (v if c.lm_head_bias else 0))
+    return total + outer, active + outer
+
+
+def short_names(org: str, name: str) -> list[str]:
+    """Names people type for a Hub checkpoint: the name, org/name, and the name without 'Meta-' and '-hf'
+    (spaces for hyphens need no name of their own: the name index ignores both)."""
+    out = [name, f"{org}/{name}"]
+    stripped = re.sub(r"^(Meta-)", "", name)
+    stripped = re.sub(r"-hf$", "", stripped)
+    out.append(stripped)
+    return out
+
+
+def attention_kind(heads: int, kv: int) -> str:
+    return "MHA" if kv == heads else ("MQA" if kv == 1 else "GQA")
+
+
+def llm_models() -> list[Model]:
+    out = []
+    for c in load_litgpt():
+        org, name = c.hf_config["org"], c.hf_config["name"]
+        hf = f"{org}/{name}"
+        tied = bool(TIED.match(hf))
+        norm_weights = not PARAMETER_FREE_NORMS.match(hf)
+        total, active = litgpt_parameters(c, tied, norm_weights)
+        moe = c.mlp_class_name == "LLaMAMoE"
+        facts: dict[str, object] = {
+            "parameterCount": total,
+            "numLayers": c.n_layer,
+            "hiddenSize": c.n_embd,
+            "attentionHeads": c.n_head,
+            "kvHeads": c.n_query_groups,
+            "headDim": c.head_size,
+            "ffnSize": (c.moe_intermediate_size or c.intermediate_size) if moe else c.intermediate_size,
+            "vocabSize": c.padded_vocab_size,
+            "maxContext": c.block_size,
+            "attentionKind": attention_kind(c.n_head, c.n_query_groups),
+        }
+        if moe:
+            facts.update(activeParameterCount=active, numExperts=c.n_expert, expertsPerToken=c.n_expert_per_token)
+            if c.n_shared_expert:
+                facts["sharedExperts"] = c.n_shared_expert
+        if c.sliding_window_size:
+            facts["slidingWindow"] = c.sliding_window_size
+            facts["slidingWindowLayers"] = sum(c.sliding_window_indices[: c.n_layer])
+        billions = total / 1e9
+        size = f"{billions:.2f}B" if billions >= 1 else f"{total / 1e6:.0f}M"
+        note = (
+            f"Architecture from litgpt's Config '{c.name}' (hf_config {hf}); the parameter count ({total:,}) is computed from "
+            "those shapes with scripts/gen_models.py's litgpt_parameters (embedding V*d; per layer the norms, "
+            "attention d*(h+2g)*k + h*k*d and the MLP 2*d*f or 3*d*f, biases where the config has them; "
+            + ("experts E*3*d*f_e plus the router d*E, active parameters with the top-k experts only; " if moe else "")
+            + ("" if norm_weights else "no norm weights: OLMo's LayerNorm has none; ")
+            + (
+                "input embedding and output head tied, counted once (tie_word_embeddings true in the family's "
+                "Hugging Face config, as mlc-llm's verbatim copies show)"
+                if tied
+                else "a separate output head d*V"
+            )
+            + "). Vocabulary is the embedding's row count (litgpt padded_vocab_size); maximum context is block_size."
+        )
+        out.append(
+            Model(
+                iri=f"{KB}hf/{org}/{name}",
+                classes=["kbq:LargeLanguageModel", "kbq:Model"],
+                label=name,
+                comment=f"{hf}: a {size}-parameter {'mixture-of-experts ' if moe else ''}decoder-only language model "
+                "published on the Hugging Face Hub.",
+                modality="kb:TextModality",
+                facts=facts,
+                note=note,
+                sources=[LITGPT_URL] + ([MLC_PRESETS_URL] if tied else []),
+                names=short_names(org, name),
+                hf_id=hf,
+            )
+        )
+    link_fine_tunes(out)
+    return out
+
+
+def arch_key(m: Model) -> tuple[object, ...]:
+    return tuple(sorted((k, str(v)) for k, v in m.facts.items() if k != "maxContext"))
+
+
+def link_fine_tunes(models: list[Model]) -> None:
+    """kbq:baseModel: a checkpoint whose name, less its fine-tune marks, is another checkpoint of the
+    same organisation with the same architecture (the same shapes and parameter count)."""
+    by_stem: dict[tuple[str, str], list[Model]] = {}
+    for m in models:
+        org, name = (m.hf_id or "/").split("/", 1)
+        stem = re.sub(r"-hf$", "", FINE_TUNE.sub("", name))
+        by_stem.setdefault((org, stem.lower()), []).append(m)
+    for group in by_stem.values():
+        bases = [m for m in group if not FINE_TUNE.search((m.hf_id or "").split("/", 1)[1])]
+        if len(bases) != 1:
+            continue
+        for m in group:
+            if m is not bases[0] and arch_key(m) == arch_key(bases[0]):
+                m.base = bases[0].iri
+
+
+# --- vision models from timm -----------------------------------------------------------------------
+
+
+# --- LLMs and an embedding model from mlc-llm's verbatim Hugging Face configs --------------------------
+
+
+def load_mlc() -> dict[str, dict[str, object]]:
+    import ast
+
+    tree = ast.parse(git_show(MLC_GIT, MLC_COMMIT, "python/mlc_llm/model/model_preset.py"))
+    node = next(n for n in tree.body if isinstance(n, ast.AnnAssign))
+    return ast.literal_eval(node.value)  # type: ignore[no-any-return]
+
+
+def hf_parameters(c: dict[str, object]) -> int:
+    """Parameters of a Hugging Face checkpoint from its config.json shapes.
+
+    Decoder (llama, qwen2, internlm2, minicpm, olmo2): embedding V*d; per layer two norms (OLMo 2: its
+    post-norms plus q/k norms of h*k and g*k), attention d*h*k + 2*d*g*k + h*k*d (+ (h+2g)*k biases for
+    qwen2), MLP 3*d*f; final norm d; output head d*V unless tie_word_embeddings. BERT: word, position and
+    type embeddings plus LayerNorm; per layer Q, K, V, O (d*d + d each), two LayerNorms (2d each), FFN
+    d*f + f + f*d + d; pooler d*d + d.
+    """
+    v, d, n = int(c["vocab_size"]), int(c["hidden_size"]), int(c["num_hidden_layers"])
+    f, h = int(c["intermediate_size"]), int(c["num_attention_heads"])
+    if c["model_type"] == "bert":
+        emb = (v + int(c["max_position_embeddings"]) + int(c["type_vocab_size"])) * d + 2 * d
+        layer = 4 * (d * d + d) + 2 * (2 * d) + d * f + f + f * d + d
+        return emb + n * layer + d * d + d
+    g = int(c.get("num_key_value_heads") or h)
+    k = int(c.get("head_dim") or d // h)
+    attn = d * h * k + 2 * d * g * k + h * k * d
+    if c["model_type"] == "qwen2":
+        attn += (h + 2 * g) * k
+    norms = 2 * d + ((h + g) * k if c["model_type"] == "olmo2" else 0)
+    head = 0 if c.get("tie_word_embeddings") else d * v
+    return v * d + n * (attn + norms + 3 * d * f) + d + head
+
+
+def mlc_models() -> list[Model]:
+    presets = load_mlc()
+    out = []
+    url = MLC_PRESETS_URL
+    for key, name in MLC_PRESETS.items():
+        c = presets[key]
+        total = hf_parameters(c)
+        bert = c["model_type"] == "bert"
+        h = int(c["num_attention_heads"])
+        g = int(c.get("num_key_value_heads") or h)
+        facts: dict[str, object] = {
+            "parameterCount": total,
+            "numLayers": int(c["num_hidden_layers"]),
+            "hiddenSize": int(c["hidden_size"]),
+            "attentionHeads": h,
+            "kvHeads": g,
+            "headDim": int(c.get("head_dim") or int(c["hidden_size"]) // h),
+            "ffnSize": int(c["intermediate_size"]),
+            "vocabSize": int(c["vocab_size"]),
+            "maxContext": int(c["max_position_embeddings"]),
+            "attentionKind": attention_kind(h, g),
+        }
+        hf = None  # the presets do not say which Hub repository (base or chat) they copy
+        kind = "BERT encoder (text embedding model)" if bert else "decoder-only language model"
+        note = (
+            f"Architecture from mlc-llm's preset '{key}', a verbatim copy of the model's Hugging Face config.json "
+            f"(model_type {c['model_type']}); the parameter count ({total:,}) is computed from those shapes with "
+            "scripts/gen_models.py's hf_parameters ("
+            + (
+                "word, position and type embeddings and LayerNorm; per layer Q, K, V, O with biases, two LayerNorms "
+                "and the FFN with biases; the pooler"
+                if bert
+                else "embedding V*d; per layer the norms, attention d*h*k + 2*d*g*k + h*k*d (biases for Qwen2) and "
+                "the MLP 3*d*f; final norm"
+                + ("; output head tied to the embedding" if c.get("tie_word_embeddings") else "; output head d*V")
+            )
+            + "). Maximum context is max_position_embeddings."
+        )
+        out.append(
+            Model(
+                iri=f"{KB}mlc/{key}",
+                classes=["kbq:Transformer", "kbq:Model"] if bert else ["kbq:LargeLanguageModel", "kbq:Model"],
+                label=name,
+                comment=f"{name}: a {total / 1e9:.2f}B-parameter {kind}."
+                if total >= 1e9
+                else f"{name}: a {total / 1e6:.0f}M-parameter {kind}.",
+                modality="kb:TextModality",
+                facts=facts,
+                note=note,
+                sources=[url],
+                names=[key] + ([hf] if hf else []),
+                hf_id=hf,
+            )
+        )
+    return out
+
+
+def timm_models() -> list[Model]:
+    results = list(csv.DictReader(io.StringIO(git_show(TIMM_GIT, TIMM_COMMIT, TIMM_RESULTS))))
+    bench: dict[tuple[str, int], dict[str, str]] = {}
+    for row in csv.DictReader(io.StringIO(git_show(TIMM_GIT, TIMM_COMMIT, TIMM_BENCH))):
+        bench.setdefault((row["model"], int(row["infer_img_size"])), row)
+    seen: dict[str, dict[str, str]] = {}
+    for row in results:  # sorted by top-1; the first row of an architecture is its best weights
+        arch = row["model"].split(".", 1)[0]
+        if not arch.startswith(SKIP_TIMM):
+            seen.setdefault(arch, row)
+    out = []
+    for arch, row in sorted(seen.items()):
+        size = int(row["img_size"])
+        millions = float(row["param_count"].replace(",", ""))
+        params = round(millions * 1e6)
+        if params <= 0:
+            continue
+        facts: dict[str, object] = {"parameterCount": params, "imageSize": size}
+        sources = [TIMM_RESULTS_URL]
+        b = bench.get((arch, size))
+        note = (
+            f"Parameter count and input resolution from timm's ImageNet results table (model {row['model']}, "
+            f"img_size {size}, param_count {row['param_count']} million: rounded to 10,000 parameters)."
+        )
+        if b and float(b["infer_gmacs"].replace(",", "")) > 0:
+            facts["forwardGflops"] = round(2 * float(b["infer_gmacs"].replace(",", "")), 3)
+            sources.append(TIMM_BENCH_URL)
+            note += (
+                f" Forward cost: timm's RTX 4090 inference benchmark lists infer_gmacs {b['infer_gmacs']} "
+                f"(multiply-accumulates, 10^9) at {size}x{size}; stored as FLOPs = 2 x MACs = {facts['forwardGflops']}."
+            )
+        if arch.startswith(VIT_PREFIXES):
+            classes = ["kbq:VisionTransformer", "kbq:Model"]
+        elif arch.startswith(CNN_PREFIXES):
+            classes = ["kbq:CNN", "kbq:Model"]
+        else:
+            classes = ["kbq:Model"]
+        out.append(
+            Model(
+                iri=f"{KB}timm/{arch}",
+                classes=classes,
+                label=arch,
+                comment=f"timm image classifier {arch} ({millions:g}M parameters, {size}x{size} input).",
+                modality="kb:VisionModality",
+                facts=facts,
+                note=note,
+                sources=sources,
+                names=[arch, f"timm {arch}"],
+            )
+        )
+    return out
+
+
+# --- Turtle ------------------------------------------------------------------------------------------
+
+
+def literal(value: object) -> str:
+    if isinstance(value, str) and value in ("MHA", "GQA", "MQA", "MLA"):
+        return f"kb:{value}"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if isinstance(value, float):
+        return f"{value!r}"
+    raise TypeError(value)
+
+
+DECIMAL = {"parameterCount", "activeParameterCount", "forwardGflops"}
+
+
+def fact(key: str, value: object) -> str:
+    if key in DECIMAL:
+        return f"kbq:{key} {float(value)!r}" if not isinstance(value, float) else f"kbq:{key} {value!r}"
+    return f"kbq:{key} {literal(value)}"
+
+
+def quote(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def dedupe(models: Iterable[Model], taken: dict[str, str], kb_models: set[str]) -> tuple[list[Model], list[str]]:
+    """Drop models whose label names something already in the KB; drop names already taken."""
+    kept, skipped = [], []
+    replaced: dict[str, str] = {}
+    for m in models:
+        owner = taken.get(normalise(m.label))
+        if owner is not None:
+            skipped.append(f"{m.label} (already {owner.removeprefix(KB)})")
+            replaced[m.iri] = owner
+            continue
+        names, keys = [], set()
+        for n in [m.label, *m.names]:
+            key = normalise(n)
+            if taken.get(key, m.iri) == m.iri and key not in keys:  # one name per normal form
+                taken[key] = m.iri
+                keys.add(key)
+                names.append(n)
+        m.names = [n for n in names if n != m.label]
+        kept.append(m)
+    kept_iris = {m.iri for m in kept}
+    for m in kept:
+        if m.base in replaced:  # the base is a hand-written model: link to it
+            m.base = replaced[m.base]
+        if m.base is not None and m.base not in kept_iris and m.base not in kb_models:
+            m.base = None
+    return kept, skipped
+
+
+def render(models: list[Model], skipped: list[str]) -> str:
+    lines = [
+        "# GENERATED by scripts/gen_models.py - do not edit by hand; change the script and run it again.",
+        "# Models from public collections of configurations (litgpt's config list; timm's ImageNet results and",
+        "# benchmark tables), one model per configuration, with the collection file at a commit as source.",
+        "# Conventions: kb/README-models.md. Skipped because the hand-written KB already has them:",
+        *(f"#   {s}" for s in skipped),
+        "@prefix kbq:     <https://kbq.dev/ontology#> .",
+        "@prefix kb:      <https://kbq.dev/kb/> .",
+        "@prefix rdfs:    <http://www.w3.org/2000/01/rdf-schema#> .",
+        "@prefix skos:    <http://www.w3.org/2004/02/skos/core#> .",
+        "@prefix dcterms: <http://purl.org/dc/terms/> .",
+        "",
+    ]
+    for m in models:
+        body = [f"<{m.iri}> a {', '.join(m.classes)} ;", f"    rdfs:label {quote(m.label)} ;"]
+        if m.names:
+            body.append(f"    skos:altLabel {', '.join(quote(n) for n in m.names)} ;")
+        body.append(f"    rdfs:comment {quote(m.comment)} ;")
+        if m.hf_id:
+            body.append(f"    kbq:huggingFaceId {quote(m.hf_id)} ;")
+        if m.base:
+            body.append(f"    kbq:baseModel <{m.base}> ;")
+        body.append(f"    kbq:modality {m.modality} ;")
+        body.append("    " + " ; ".join(fact(k, v) for k, v in m.facts.items()) + " ;")
+        body.append(f"    kbq:note {quote(m.note)} ;")
+        body.append("    dcterms:source " + " , ".join(f"<{s}>" for s in m.sources) + " .")
+        lines += [*body, ""]
+    lit = "litgpt litgpt/config.py: model configurations per Hugging Face checkpoint (Apache-2.0)"
+    mlc = "mlc-llm model_preset.py: Hugging Face config.json files copied verbatim (Apache-2.0)"
+    results = "timm results-imagenet.csv: ImageNet-1k results with parameter counts (Apache-2.0)"
+    bench = "timm benchmark-infer-amp-nchw-pt291-cu128-4090.csv: inference benchmark with GMACs per image (Apache-2.0)"
+    sources = [
+        (LITGPT_URL, lit, "TierDatabase", "Lightning AI"),
+        (MLC_PRESETS_URL, mlc, "TierDatabase", "MLC"),
+        (TIMM_RESULTS_URL, results, "TierMeasured", "Hugging Face (timm)"),
+        (TIMM_BENCH_URL, bench, "TierMeasured", "Hugging Face (timm)"),
+    ]
+    lines.append("# --- sources ---")
+    for url, label, tier, publisher in sources:
+        lines += [
+            f"<{url}> a kbq:Source ; rdfs:label {quote(label)} ;",
+            f'    kbq:tier kb:{tier} ; dcterms:publisher "{publisher}" .',
+        ]
+    lines.append("")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args()
+    taken, kb_models = existing_names(ROOT / "kb")
+    models, skipped = dedupe([*llm_models(), *mlc_models(), *timm_models()], taken, kb_models)
+    args.out.write_text(render(models, skipped))
+    print(f"{len(models)} models written to {args.out} ({len(skipped)} skipped as already in the KB)")
+
+
+if __name__ == "__main__":
+    main()

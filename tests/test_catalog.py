@@ -1,0 +1,218 @@
+"""The catalog people ask about (issue 19): generated models and accelerators, every figure sourced,
+names that resolve without clashes, and software support that answers."""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+import rdflib
+
+from kbq.store.names import NAMING_PREDICATES, normalise
+
+ROOT = Path(__file__).resolve().parent.parent
+KBQ = rdflib.Namespace("https://kbq.dev/ontology#")
+DCT = rdflib.Namespace("http://purl.org/dc/terms/")
+GENERATED_MODELS = ROOT / "kb" / "models_generated.ttl"
+GENERATED_GPUS = ROOT / "kb" / "gpus_generated.ttl"
+
+
+def _rows(kb, query: str) -> list[list[object]]:  # type: ignore[no-untyped-def]
+    from kbq.lang.catalog import PREFIXES
+
+    return kb.table(PREFIXES + query).rows
+
+
+def _count(kb, query: str) -> int:  # type: ignore[no-untyped-def]
+    return int(_rows(kb, query)[0][0])
+
+
+def test_at_least_1000_models_with_architecture_each_sourced_and_tiered(kb) -> None:  # type: ignore[no-untyped-def]
+    with_architecture = """SELECT (COUNT(DISTINCT ?m) AS ?n) WHERE {
+      ?m a kbq:Model ; kbq:parameterCount ?p .
+      { ?m kbq:numLayers ?l } UNION { ?m kbq:imageSize ?s } }"""
+    assert _count(kb, with_architecture) >= 1000
+    unsourced = """SELECT (COUNT(DISTINCT ?m) AS ?n) WHERE {
+      ?m a kbq:Model ; kbq:parameterCount ?p .
+      FILTER NOT EXISTS { ?m dcterms:source ?s . ?s kbq:tier ?t } }"""
+    assert _count(kb, unsourced) == 0
+
+
+def test_at_least_300_accelerators_with_memory_and_bandwidth_each_sourced_and_tiered(kb) -> None:  # type: ignore[no-untyped-def]
+    complete = "SELECT (COUNT(DISTINCT ?g) AS ?n) WHERE { ?g a kbq:GPU ; kbq:memory ?m ; kbq:memoryBandwidth ?b }"
+    assert _count(kb, complete) >= 300
+    unsourced = """SELECT (COUNT(DISTINCT ?g) AS ?n) WHERE { ?g a kbq:GPU .
+      FILTER NOT EXISTS { ?g dcterms:source ?s . ?s kbq:tier ?t } }"""
+    assert _count(kb, unsourced) == 0
+
+
+def test_the_catalog_spans_the_families_the_issue_names(kb) -> None:  # type: ignore[no-untyped-def]
+    def gpus(where: str) -> int:
+        return _count(kb, f"SELECT (COUNT(DISTINCT ?g) AS ?n) WHERE {{ ?g a kbq:GPU ; {where} }}")
+
+    assert gpus("kbq:architecture kb:Kepler") >= 20
+    assert gpus("kbq:architecture kb:Maxwell") >= 15
+    assert gpus("kbq:architecture kb:GCN4") >= 10  # Polaris
+    assert gpus("kbq:architecture kb:RDNA2") >= 10
+    assert gpus("kbq:vendor kb:Apple ; kbq:unifiedMemory true") >= 10
+    assert gpus('rdfs:label ?l FILTER(STRSTARTS(?l, "Jetson"))') >= 10
+    assert gpus('rdfs:label ?l FILTER(CONTAINS(?l, "Arc "))') >= 8
+
+
+def _graph(*paths: Path) -> rdflib.Graph:
+    g = rdflib.Graph()
+    for path in paths:
+        g.parse(path)
+    return g
+
+
+def test_no_generated_name_clashes_with_another_subject() -> None:
+    """A normalised name (label, alt label) of a generated model or GPU names nothing else in the KB."""
+    owners: dict[str, set[str]] = defaultdict(set)
+    for path in sorted((ROOT / "kb").glob("*.ttl")) + sorted((ROOT / "ontology").glob("*.ttl")):
+        g = rdflib.Graph().parse(path)
+        for pred in NAMING_PREDICATES:
+            for s, o in g.subject_objects(rdflib.URIRef(pred)):
+                owners[normalise(str(o))].add(str(s))
+    generated = _graph(GENERATED_MODELS, GENERATED_GPUS)
+    clashes = []
+    for pred in NAMING_PREDICATES:
+        for s, o in generated.subject_objects(rdflib.URIRef(pred)):
+            others = owners[normalise(str(o))] - {str(s)}
+            if others:
+                clashes.append((str(o), str(s), sorted(others)))
+    assert not clashes, clashes[:10]
+
+
+def test_generated_files_do_not_repeat_hand_written_models_or_gpus() -> None:
+    generated = _graph(GENERATED_MODELS, GENERATED_GPUS)
+    hand = rdflib.Graph()
+    for path in sorted((ROOT / "kb").glob("*.ttl")):
+        if path not in (GENERATED_MODELS, GENERATED_GPUS):
+            hand.parse(path)
+    hand_sources = {str(o) for o in hand.objects(None, DCT.source) if "techpowerup.com/gpu-specs/" in str(o)}
+    for gpu in generated.subjects(rdflib.RDF.type, KBQ.GPU):
+        assert not {str(o) for o in generated.objects(gpu, DCT.source)} & hand_sources, gpu
+    hand_ids = {str(o) for o in hand.objects(None, KBQ.huggingFaceId)}
+    assert not {str(o) for o in generated.objects(None, KBQ.huggingFaceId)} & hand_ids
+
+
+# Parameter counts of public checkpoints, as their Hugging Face model pages / safetensors metadata
+# state them (independent of gen_models.py's formula, which must reproduce them).
+PUBLISHED_PARAMETERS = {
+    "meta-llama/Llama-2-7b-hf": 6_738_415_616,
+    "meta-llama/Llama-2-13b-hf": 13_015_864_320,
+    "EleutherAI/pythia-70m": 70_426_624,
+    "EleutherAI/pythia-160m": 162_322_944,
+    "google/gemma-2b": 2_506_172_416,
+    "google/gemma-7b": 8_537_680_896,
+    "microsoft/phi-2": 2_779_683_840,
+    "TinyLlama/TinyLlama-1.1B-Chat-v1.0": 1_100_048_384,
+    "mistralai/Mistral-7B-v0.3": 7_248_023_552,
+    "Qwen/Qwen2.5-0.5B": 494_032_768,
+    "Qwen/Qwen2.5-1.5B": 1_543_714_304,
+    "allenai/OLMo-7B-hf": 6_888_095_744,
+    # mlc-llm presets, found by label
+    "Qwen2-7B": 7_615_616_512,
+    "SmolLM-135M": 134_515_008,
+    "SmolLM-1.7B": 1_711_376_384,
+    "snowflake-arctic-embed-m": 109_482_240,  # BERT-base shapes (bert-base-uncased has the same count)
+}
+
+
+def test_computed_parameter_counts_match_the_published_ones() -> None:
+    g = _graph(GENERATED_MODELS)
+    by_id = {str(o): s for s, o in g.subject_objects(KBQ.huggingFaceId)}
+    by_id.update({str(o): s for s, o in g.subject_objects(rdflib.RDFS.label) if str(s).startswith("https://kbq.dev/kb/mlc/")})
+    for hf_id, published in PUBLISHED_PARAMETERS.items():
+        assert int(float(g.value(by_id[hf_id], KBQ.parameterCount))) == published, hf_id
+
+
+def test_every_generated_llm_count_is_near_the_size_in_its_name() -> None:
+    """A '7b' / '135M' in the name is a rough size: the computed count is within [0.75, 1.75] of it (gross errors,
+    a doubled stack or a missing one, fall outside; Falcon3-1B really has 1.67B and Gemma 2B 2.5B parameters)."""
+    g = _graph(GENERATED_MODELS)
+    checked = 0
+    for s, hf_id in g.subject_objects(KBQ.huggingFaceId):
+        m = re.search(r"[-_](\d+(?:\.\d+)?)([bBmM])(?:[-_]|$)", str(hf_id).split("/", 1)[1])
+        if not m or g.value(s, KBQ.numExperts) is not None:
+            continue
+        size = float(m.group(1)) * (1e9 if m.group(2) in "bB" else 1e6)
+        count = float(g.value(s, KBQ.parameterCount))
+        assert 0.75 < count / size < 1.75, (str(hf_id), count)
+        checked += 1
+    assert checked > 100
+
+
+def test_forward_flops_are_twice_the_multiply_adds_for_torchvision_models(kb) -> None:  # type: ignore[no-untyped-def]
+    """One convention: torchvision's 'GFLOPS' (multiply-adds) are stored doubled, like YOLO's FLOPs."""
+    rows = _rows(kb, "SELECT ?g WHERE { kb:ResNet50 kbq:forwardGflops ?g }")
+    assert float(rows[0][0]) == pytest.approx(2 * 4.09)
+    rows = _rows(kb, "SELECT ?g ?note WHERE { <https://kbq.dev/kb/timm/resnet18> kbq:forwardGflops ?g ; kbq:note ?note }")
+    gmacs = re.search(r"infer_gmacs ([0-9.]+)", str(rows[0][1]))
+    assert gmacs and float(rows[0][0]) == pytest.approx(2 * float(gmacs.group(1)))
+
+
+def _sample(path: Path, kind: rdflib.URIRef, n: int, seed: int) -> list[str]:
+    """n labels of the file's individuals of a kind, drawn with a fixed seed."""
+    g = _graph(path)
+    names = sorted(str(g.value(s, rdflib.RDFS.label)) for s in g.subjects(rdflib.RDF.type, kind))
+    return random.Random(seed).sample(names, n)
+
+
+@pytest.mark.parametrize("name", _sample(GENERATED_MODELS, KBQ.Model, 12, 19))
+def test_memory_and_describe_work_for_sampled_generated_models(kb, name: str) -> None:  # type: ignore[no-untyped-def]
+    memory = kb.answer(f"memory for {name} inference")
+    assert memory.rows and any("weights" in str(row[0]) for row in memory.rows)
+    described = kb.answer(f"describe {name}")
+    assert any(row[0] == "parameters" for row in described.rows)
+
+
+@pytest.mark.parametrize("name", _sample(GENERATED_GPUS, KBQ.GPU, 8, 19))
+def test_describe_works_for_sampled_generated_gpus(kb, name: str) -> None:  # type: ignore[no-untyped-def]
+    described = kb.answer(f"describe {name}")
+    keys = {row[0] for row in described.rows}
+    assert {"memory", "memory bandwidth", "source"} <= keys
+
+
+def test_a_family_describes_its_default_variants_figures(kb) -> None:  # type: ignore[no-untyped-def]
+    rows = kb.answer("describe jetson orin nano").rows
+    keys = {row[0]: row[1] for row in rows}
+    assert keys["default variant"] == "Jetson Orin Nano 8 GB"
+    assert float(keys["memory (default variant)"]) == 8.0
+
+
+def test_apple_silicon_gpu_usable_memory_follows_the_sourced_share(kb) -> None:  # type: ignore[no-untyped-def]
+    rows = _rows(kb, "SELECT ?m ?u WHERE { kb:AppleM3Max kbq:memory ?m ; kbq:gpuUsableMemory ?u }")
+    memory, usable = (float(x) for x in rows[0])
+    assert memory == 128.0 and usable == pytest.approx(0.75 * 128.0)
+
+
+@pytest.mark.parametrize(
+    ("release", "included", "excluded"),
+    [
+        ("tensorrt 10", "Tesla T4", "GeForce GTX 1080"),  # 7.0 to 9.0
+        ("cudnn 9", "GeForce GTX 1080", "GeForce RTX 5090"),  # 5.0 to 9.0
+        ("vllm 0.6", "NVIDIA H100 SXM5", "GeForce RTX 5090"),  # 7.0 to 9.0 (CUDA 12.1 binaries)
+        ("pytorch 2.8 cu128", "GeForce RTX 5090", "GeForce GTX 1080"),  # 7.0 to 12.0
+        ("flashattention-2", "GeForce RTX 4090", "Tesla T4"),  # Ampere to Hopper
+        ("bitsandbytes 0.48", "GeForce GTX 1080", "GeForce GTX 980"),  # 6.0 and newer
+        ("sglang 0.5", "Tesla T4", "Tesla V100 PCIe 16GB"),  # sm75 and newer
+    ],
+)
+def test_gpus_supported_by_a_release(kb, release: str, included: str, excluded: str) -> None:  # type: ignore[no-untyped-def]
+    answer = kb.answer(f"gpus supported by {release}")
+    names = {row[answer.columns.index("name")] for row in answer.rows}
+    assert included in names and excluded not in names
+
+
+def test_no_amd_or_apple_gpu_is_supported_by_a_cuda_range(kb) -> None:  # type: ignore[no-untyped-def]
+    rows = _rows(
+        kb,
+        """SELECT (COUNT(*) AS ?n) WHERE { ?r kbq:minComputeCapability ?min ; kbq:supportsGpu ?g .
+           ?g kbq:vendor ?v FILTER (?v != kb:NVIDIA) FILTER NOT EXISTS { ?r kbq:releaseOf kb:FlashAttn } }""",
+    )
+    assert int(rows[0][0]) == 0
