@@ -28,7 +28,7 @@ DATA = Path(__file__).parent / "data" / "sentences.jsonl"
         ("two 3090s or one 4090 for llama 3 70b at q4?", "2 x GeForce RTX 3090 vs GeForce RTX 4090 for Llama 3 70B at Q4_K_M"),
         ("specs of the h100", "describe H100"),
         ("4090显卡能跑llama 3 70b吗", "does Llama 3 70B fit on GeForce RTX 4090"),
-        ("can a 4090 run mistralai/Mistral-7B-Instruct-v0.3", "does Mistral 7B fit on GeForce RTX 4090"),
+        ("can a 4090 run mistralai/Mistral-7B-Instruct-v0.3-GGUF", "does Mistral-7B-Instruct-v0.3 fit on GeForce RTX 4090"),
     ],
 )
 def test_a_sentence_reads_as_its_canonical_question(kb, sentence: str, canonical: str) -> None:  # type: ignore[no-untyped-def]

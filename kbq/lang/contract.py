@@ -14,6 +14,7 @@ KB = "https://kbq.dev/kb/"
 TERMS = frozenset(
     (
         "SentenceIntent",
+        "trustRank",  # main (issue19): models of a size ordered by their sources
         "baseModel",
         "huggingFaceId",
         "numLayers",
