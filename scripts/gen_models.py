@@ -64,6 +64,51 @@ MLC_PRESETS = {
     "olmo2_32b": "OLMo-2-32B",
     "snowflake-arctic-embed-m": "snowflake-arctic-embed-m",
 }
+MAXTEXT_GIT = Path("/work/.mirror/AI-Hypercomputer+maxtext/repo")
+MAXTEXT_COMMIT = "e591f30cbbf217ed67ef71263ec0538239f9c3b8"
+MAXTEXT_HF_CONFIGS = "src/maxtext/checkpoint_conversion/utils/hf_model_configs.py"
+MAXTEXT_HF_CONFIGS_URL = f"https://github.com/AI-Hypercomputer/maxtext/blob/{MAXTEXT_COMMIT}/{MAXTEXT_HF_CONFIGS}"
+MAXTEXT_IDS_URL = f"https://github.com/AI-Hypercomputer/maxtext/blob/{MAXTEXT_COMMIT}/src/maxtext/utils/globals.py"
+# MaxText's transcribed configs of architectures the other collections lack -> the Hub id (MaxText's
+# HF_IDS in utils/globals.py, or the URL in the comment above the transcription) and other Hub ids
+# the same file names for the same configuration.
+MAXTEXT_MODELS: dict[str, tuple[str, list[str]]] = {
+    "deepseek2_16b_dict": ("deepseek-ai/DeepSeek-V2-Lite", []),
+    "gpt_oss_20b_dict": ("openai/gpt-oss-20b", ["unsloth/gpt-oss-20b-BF16"]),
+    "gpt_oss_120b_dict": ("openai/gpt-oss-120b", ["unsloth/gpt-oss-120b-BF16"]),
+    "qwen3_coder_480b_a35b_config": ("Qwen/Qwen3-Coder-480B-A35B-Instruct", []),
+    "qwen3_30b_a3b_base_config": ("Qwen/Qwen3-30B-A3B-Base", []),
+    "olmo3_7b_dict": ("allenai/Olmo-3-7B-Instruct", ["allenai/Olmo-3-1025-7B"]),
+    "olmo3_32b_dict": ("allenai/Olmo-3.1-32B-Instruct", ["allenai/Olmo-3-32B-Think"]),
+}
+# MaxText model configs (its own YAML keys) of MLA models with no transcribed Hugging Face config:
+# file -> (label, Hub id the file names or None); YAML_TO_HF renames the keys to the config.json ones.
+MAXTEXT_YAML_MODELS: dict[str, tuple[str, str | None, list[str]]] = {
+    # the file says 'DeepSeek V2 - 236B' and names no Hub id
+    "deepseek2-236b": ("DeepSeek-V2", None, ["DeepSeek V2 236B"]),
+    # 'model config for Kimi-k2 - 1T parameters', 'See https://huggingface.co/moonshotai/Kimi-K2-Instruct'
+    "kimi-k2-1t": ("Kimi-K2-Instruct", "moonshotai/Kimi-K2-Instruct", ["Kimi K2"]),
+}
+YAML_TO_HF = {
+    "base_emb_dim": "hidden_size",
+    "base_num_query_heads": "num_attention_heads",
+    "base_num_kv_heads": "num_key_value_heads",
+    "base_mlp_dim": "intermediate_size",
+    "base_moe_mlp_dim": "moe_intermediate_size",
+    "base_num_decoder_layers": "num_hidden_layers",
+    "first_num_dense_layers": "first_k_dense_replace",
+    "num_experts": "n_routed_experts",
+    "shared_experts": "n_shared_experts",
+    "num_experts_per_tok": "num_experts_per_tok",
+    "vocab_size": "vocab_size",
+    "q_lora_rank": "q_lora_rank",
+    "kv_lora_rank": "kv_lora_rank",
+    "qk_nope_head_dim": "qk_nope_head_dim",
+    "qk_rope_head_dim": "qk_rope_head_dim",
+    "v_head_dim": "v_head_dim",
+    "max_position_embeddings": "max_position_embeddings",
+    "logits_via_embedding": "tie_word_embeddings",
+}
 OUT = ROOT / "kb" / "models_generated.ttl"
 KB = "https://kbq.dev/kb/"
 
@@ -312,6 +357,8 @@ def short_names(org: str, name: str) -> list[str]:
     stripped = re.sub(r"^(Meta-)", "", name)
     stripped = re.sub(r"-hf$", "", stripped)
     out.append(stripped)
+    if stripped != name:  # meta-llama/Meta-Llama-3.1-8B is now meta-llama/Llama-3.1-8B on the Hub
+        out.append(f"{org}/{stripped}")
     return out
 
 
@@ -552,6 +599,201 @@ def timm_models() -> list[Model]:
     return out
 
 
+# --- LLMs from MaxText's transcribed Hugging Face configs -------------------------------------------
+
+
+def load_maxtext() -> dict[str, dict[str, object]]:
+    """The Hugging Face config.json transcriptions in MaxText's hf_model_configs.py, by variable name:
+    dict literals (`x_dict = {...}`, `**other_dict` spreads resolved) and `transformers.XConfig(k=v, ...)`
+    calls; values are read with ast.literal_eval, nothing is executed."""
+    import ast
+
+    tree = ast.parse(git_show(MAXTEXT_GIT, MAXTEXT_COMMIT, MAXTEXT_HF_CONFIGS))
+    out: dict[str, dict[str, object]] = {}
+    for node in tree.body:
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+            continue
+        name, value = node.targets[0].id, node.value
+        try:
+            if isinstance(value, ast.Dict):
+                d: dict[str, object] = {}
+                for k, v in zip(value.keys, value.values, strict=True):
+                    if k is None and isinstance(v, ast.Name) and v.id in out:
+                        d.update(out[v.id])
+                    elif k is not None:
+                        d[ast.literal_eval(k)] = ast.literal_eval(v)
+                out[name] = d
+            elif isinstance(value, ast.Call) and not value.args and all(kw.arg for kw in value.keywords):
+                out[name] = {str(kw.arg): ast.literal_eval(kw.value) for kw in value.keywords}
+        except ValueError:
+            continue
+    return out
+
+
+def maxtext_parameters(c: dict[str, object]) -> tuple[int, int]:
+    """(total, active per token) parameters of a Hugging Face checkpoint from its config's shapes.
+
+    Embedding V*d, final RMSNorm d, output head d*V unless tied; per layer two RMSNorms 2d and:
+    deepseek_v2/v3 (MLA): q d*h*(n+r) without q_lora_rank, else d*q_l + q_l (norm) + q_l*h*(n+r);
+    kv down-projection d*(kv_l+r), its norm kv_l, up-projection kv_l*h*(n+v); output h*v*d; the first
+    first_k_dense_replace layers a dense MLP 3*d*f, the others a router d*E (+E correction bias for
+    noaux_tc routing), E routed experts and n_shared shared experts of 3*d*f_e (active: top-k routed);
+    gpt_oss: q/k/v/o with biases (d*h*k+h*k, 2*(d*g*k+g*k), h*k*d+d), attention sinks h, router d*E+E,
+    E experts of gate-up d*2f+2f and down f*d+d; qwen3_moe: q/k/v/o d*h*k + 2*d*g*k + h*k*d, q/k norms
+    2k, router d*E, E experts of 3*d*f_e; olmo3: q/k/v/o as qwen3_moe's, q/k norms h*k and g*k, two
+    post-norms, MLP 3*d*f.
+    """
+    v, d, n = int(c["vocab_size"]), int(c["hidden_size"]), int(c["num_hidden_layers"])
+    h = int(c["num_attention_heads"])
+    g = int(c.get("num_key_value_heads") or h)
+    kind = str(c["model_type"])
+    norms = 2 * d
+    total = active = 0
+    if kind in ("deepseek_v2", "deepseek_v3"):
+        nope, rope, vd, kvl = (int(c[k]) for k in ("qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "kv_lora_rank"))
+        ql = c.get("q_lora_rank")
+        q = d * h * (nope + rope) if not ql else d * int(ql) + int(ql) + int(ql) * h * (nope + rope)
+        attn = q + d * (kvl + rope) + kvl + kvl * h * (nope + vd) + h * vd * d
+        e, k, fe = int(c["n_routed_experts"]), int(c["num_experts_per_tok"]), int(c["moe_intermediate_size"])
+        shared = int(c.get("n_shared_experts") or 0) * 3 * d * fe
+        router = d * e + (e if c.get("topk_method") == "noaux_tc" else 0)
+        dense = int(c.get("first_k_dense_replace") or 0)
+        for i in range(n):
+            if i < dense:
+                layer = attn + norms + 3 * d * int(c["intermediate_size"])
+                total, active = total + layer, active + layer
+            else:
+                base = attn + norms + router + shared
+                total += base + e * 3 * d * fe
+                active += base + k * 3 * d * fe
+    elif kind == "gpt_oss":
+        k_ = int(c["head_dim"])
+        attn = d * h * k_ + h * k_ + 2 * (d * g * k_ + g * k_) + h * k_ * d + d + h
+        e, k, f = int(c["num_local_experts"]), int(c["num_experts_per_tok"]), int(c["intermediate_size"])
+        expert = d * 2 * f + 2 * f + f * d + d
+        total = n * (attn + norms + d * e + e + e * expert)
+        active = n * (attn + norms + d * e + e + k * expert)
+    elif kind == "qwen3_moe":
+        k_ = int(c["head_dim"])
+        attn = d * h * k_ + 2 * d * g * k_ + h * k_ * d + 2 * k_
+        e, k, fe = int(c["num_experts"]), int(c["num_experts_per_tok"]), int(c["moe_intermediate_size"])
+        total = n * (attn + norms + d * e + e * 3 * d * fe)
+        active = n * (attn + norms + d * e + k * 3 * d * fe)
+    elif kind == "olmo3":
+        k_ = d // h
+        layer = d * h * k_ + 2 * d * g * k_ + h * k_ * d + (h + g) * k_ + norms + 3 * d * int(c["intermediate_size"])
+        total = active = n * layer
+    else:
+        raise ValueError(f"no parameter formula for model_type {kind}")
+    outer = v * d + d + (0 if c.get("tie_word_embeddings") else d * v)
+    return total + outer, active + outer
+
+
+def load_maxtext_yaml(stem: str) -> dict[str, object]:
+    """A MaxText model YAML renamed to config.json keys; routed_bias (DeepSeek-V3's e_score_correction_bias)
+    becomes topk_method noaux_tc, as in DeepSeek-V3's config.json."""
+    import yaml
+
+    raw = yaml.safe_load(git_show(MAXTEXT_GIT, MAXTEXT_COMMIT, f"src/maxtext/configs/models/{stem}.yml"))
+    c: dict[str, object] = {hf: raw[key] for key, hf in YAML_TO_HF.items() if key in raw}
+    c["model_type"] = "deepseek_v3" if raw.get("routed_bias") else "deepseek_v2"
+    c["topk_method"] = "noaux_tc" if raw.get("routed_bias") else "greedy"
+    return c
+
+
+def maxtext_models() -> list[Model]:
+    configs = load_maxtext()
+    items: list[tuple[str, str, str | None, list[str], str]] = [
+        (var, hf.split("/", 1)[1], hf, extra, MAXTEXT_HF_CONFIGS) for var, (hf, extra) in MAXTEXT_MODELS.items()
+    ]
+    alts: dict[str, list[str]] = {}
+    for stem, (label, hf_id, alt) in MAXTEXT_YAML_MODELS.items():
+        configs[stem] = load_maxtext_yaml(stem)
+        alts[stem] = alt
+        items.append((stem, label, hf_id, [], f"src/maxtext/configs/models/{stem}.yml"))
+    out = []
+    for var, label, hf, extra_ids, path in items:
+        c = configs[var]
+        total, active = maxtext_parameters(c)
+        kind = str(c["model_type"])
+        moe = kind != "olmo3"
+        h = int(c["num_attention_heads"])
+        g = int(c.get("num_key_value_heads") or h)
+        mla = kind.startswith("deepseek")
+        facts: dict[str, object] = {
+            "parameterCount": total,
+            "numLayers": int(c["num_hidden_layers"]),
+            "hiddenSize": int(c["hidden_size"]),
+            "attentionHeads": h,
+            "kvHeads": g,
+        }
+        if not mla:
+            facts["headDim"] = int(c.get("head_dim") or int(c["hidden_size"]) // h)
+        facts["ffnSize"] = int(c.get("moe_intermediate_size") or c["intermediate_size"])
+        facts["vocabSize"] = int(c["vocab_size"])
+        facts["maxContext"] = int(c["max_position_embeddings"])
+        facts["attentionKind"] = "MLA" if mla else attention_kind(h, g)
+        if mla:
+            facts["kvLoraRank"] = int(c["kv_lora_rank"])
+            facts["qkRopeHeadDim"] = int(c["qk_rope_head_dim"])
+        if moe:
+            facts["activeParameterCount"] = active
+            facts["numExperts"] = int(c.get("n_routed_experts") or c.get("num_local_experts") or c["num_experts"])
+            facts["expertsPerToken"] = int(c["num_experts_per_tok"])
+            if c.get("n_shared_experts"):
+                facts["sharedExperts"] = int(c["n_shared_experts"])
+        layer_types = c.get("layer_types")
+        if c.get("sliding_window") and isinstance(layer_types, list):
+            facts["slidingWindow"] = int(c["sliding_window"])  # type: ignore[call-overload]
+            facts["slidingWindowLayers"] = sum(1 for t in layer_types if t == "sliding_attention")
+        org, name = hf.split("/", 1) if hf else ("", label)
+        size = f"{total / 1e9:.2f}B"
+        yaml_file = path.endswith(".yml")
+        what = f"MaxText's model config {path} (its keys renamed to config.json's)" if yaml_file else (
+            f"MaxText's transcription of the Hugging Face config.json of {hf} ({var} in {path}, model_type {kind})"
+        )
+        url = f"https://github.com/AI-Hypercomputer/maxtext/blob/{MAXTEXT_COMMIT}/{path}"
+        note = (
+            f"Architecture from {what}; the parameter count ({total:,}"
+            + (f", {active:,} active per token" if moe else "")
+            + ") is computed from those shapes with scripts/gen_models.py's maxtext_parameters (its docstring states "
+            "the formula per model type). Maximum context is max_position_embeddings."
+            + (f" The same configuration serves {', '.join(extra_ids)}." if extra_ids else "")
+        )
+        base = Model(
+            iri=f"{KB}hf/{org}/{name}" if hf else f"{KB}maxtext/{var}",
+            classes=["kbq:LargeLanguageModel", "kbq:Model"],
+            label=name,
+            comment=f"{hf or label}: a {size}-parameter {'mixture-of-experts ' if moe else ''}decoder-only language model "
+            "published on the Hugging Face Hub.",
+            modality="kb:TextModality",
+            facts=facts,
+            note=note,
+            sources=[url] if yaml_file else [url, MAXTEXT_IDS_URL],
+            names=(short_names(org, name) if hf else [label]) + alts.get(var, []),
+            hf_id=hf,
+        )
+        out.append(base)
+        for other in extra_ids:
+            o_org, o_name = other.split("/", 1)
+            out.append(
+                Model(
+                    iri=f"{KB}hf/{o_org}/{o_name}",
+                    classes=base.classes,
+                    label=o_name,
+                    comment=f"{other}: a checkpoint with the architecture of {hf} ({size} parameters).",
+                    modality=base.modality,
+                    facts=dict(facts),
+                    note=note,
+                    sources=base.sources,
+                    names=short_names(o_org, o_name),
+                    hf_id=other,
+                    base=base.iri,
+                )
+            )
+    return out
+
+
 # --- Turtle ------------------------------------------------------------------------------------------
 
 
@@ -609,7 +851,8 @@ def dedupe(models: Iterable[Model], taken: dict[str, str], kb_models: set[str]) 
 def render(models: list[Model], skipped: list[str]) -> str:
     lines = [
         "# GENERATED by scripts/gen_models.py - do not edit by hand; change the script and run it again.",
-        "# Models from public collections of configurations (litgpt's config list; timm's ImageNet results and",
+        "# Models from public collections of configurations (litgpt's config list; mlc-llm's presets; MaxText's",
+        "# transcribed Hugging Face configs and model YAMLs; timm's ImageNet results and",
         "# benchmark tables), one model per configuration, with the collection file at a commit as source.",
         "# Conventions: kb/README-models.md. Skipped because the hand-written KB already has them:",
         *(f"#   {s}" for s in skipped),
@@ -638,9 +881,21 @@ def render(models: list[Model], skipped: list[str]) -> str:
     mlc = "mlc-llm model_preset.py: Hugging Face config.json files copied verbatim (Apache-2.0)"
     results = "timm results-imagenet.csv: ImageNet-1k results with parameter counts (Apache-2.0)"
     bench = "timm benchmark-infer-amp-nchw-pt291-cu128-4090.csv: inference benchmark with GMACs per image (Apache-2.0)"
+    # MAXTEXT_HF_CONFIGS_URL is declared (label, tier) in the hand-written kb/models.ttl.
+    mt_ids = "MaxText utils/globals.py: HF_IDS, the Hub checkpoint of each model config (Apache-2.0)"
     sources = [
         (LITGPT_URL, lit, "TierDatabase", "Lightning AI"),
         (MLC_PRESETS_URL, mlc, "TierDatabase", "MLC"),
+        (MAXTEXT_IDS_URL, mt_ids, "TierDatabase", "Google (MaxText)"),
+        *(
+            (
+                f"https://github.com/AI-Hypercomputer/maxtext/blob/{MAXTEXT_COMMIT}/src/maxtext/configs/models/{stem}.yml",
+                f"MaxText model config {stem}.yml (Apache-2.0)",
+                "TierDatabase",
+                "Google (MaxText)",
+            )
+            for stem in MAXTEXT_YAML_MODELS
+        ),
         (TIMM_RESULTS_URL, results, "TierMeasured", "Hugging Face (timm)"),
         (TIMM_BENCH_URL, bench, "TierMeasured", "Hugging Face (timm)"),
     ]
@@ -659,7 +914,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
     taken, kb_models = existing_names(ROOT / "kb")
-    models, skipped = dedupe([*llm_models(), *mlc_models(), *timm_models()], taken, kb_models)
+    models, skipped = dedupe([*llm_models(), *mlc_models(), *maxtext_models(), *timm_models()], taken, kb_models)
     args.out.write_text(render(models, skipped))
     print(f"{len(models)} models written to {args.out} ({len(skipped)} skipped as already in the KB)")
 

@@ -131,6 +131,70 @@ def test_computed_parameter_counts_match_the_published_ones() -> None:
         assert int(float(g.value(by_id[hf_id], KBQ.parameterCount))) == published, hf_id
 
 
+# MaxText-sourced models: (total, active per token) as the publishers state them, in billions, and the
+# relative tolerance their rounding allows. gpt-oss (OpenAI's model card): 20.91B / 3.61B and
+# 116.83B / 5.13B, active without the 201,088 x 2,880 embedding (added back here); DeepSeek-V2 and
+# V2-Lite (DeepSeek-V2 paper / README): 236B / 21B and 15.7B / 2.4B; Qwen3-Coder-480B-A35B: 480B / 35B;
+# Kimi K2: 1T / 32B; OLMo 3: 7B and 32B.
+EMBEDDING_GPT_OSS = 201_088 * 2_880 / 1e9
+PUBLISHED_MOE = {
+    "openai/gpt-oss-20b": (20.91, 3.61 + EMBEDDING_GPT_OSS, 0.002),
+    "openai/gpt-oss-120b": (116.83, 5.13 + EMBEDDING_GPT_OSS, 0.002),
+    "deepseek-ai/DeepSeek-V2-Lite": (15.7, None, 0.01),
+    "DeepSeek-V2": (236.0, 21.0, 0.02),
+    "Qwen/Qwen3-Coder-480B-A35B-Instruct": (480.0, 35.0, 0.02),
+    "moonshotai/Kimi-K2-Instruct": (1000.0, 32.0, 0.05),
+    "allenai/Olmo-3-1025-7B": (7.3, None, 0.01),
+    "allenai/Olmo-3-32B-Think": (32.2, None, 0.01),
+}
+
+
+def test_maxtext_counts_match_the_published_totals_and_active_parameters() -> None:
+    g = _graph(GENERATED_MODELS)
+    by_name = {str(o): s for s, o in g.subject_objects(KBQ.huggingFaceId)}
+    by_name.update({str(o): s for s, o in g.subject_objects(rdflib.RDFS.label) if "/maxtext/" in str(s)})
+    for name, (total, active, tolerance) in PUBLISHED_MOE.items():
+        model = by_name[name]
+        assert float(g.value(model, KBQ.parameterCount)) / 1e9 == pytest.approx(total, rel=tolerance), name
+        if active is not None:
+            assert float(g.value(model, KBQ.activeParameterCount)) / 1e9 == pytest.approx(active, rel=tolerance), name
+
+
+def test_families_added_from_maxtext_are_there(kb) -> None:  # type: ignore[no-untyped-def]
+    def count(pattern: str) -> int:
+        return _count(kb, f"SELECT (COUNT(DISTINCT ?m) AS ?n) WHERE {{ ?m a kbq:Model ; kbq:parameterCount ?p ; "
+                      f'kbq:huggingFaceId ?id FILTER(REGEX(?id, "{pattern}")) }}')
+
+    assert count("^openai/gpt-oss-") == 2
+    assert count("^allenai/Olmo-3") == 4
+    assert count("^deepseek-ai/DeepSeek-V2-Lite$") == 1
+    assert count("^moonshotai/Kimi-K2") == 1
+    mla = _count(kb, "SELECT (COUNT(DISTINCT ?m) AS ?n) WHERE { ?m kbq:attentionKind kb:MLA ; kbq:kvLoraRank 512 }")
+    assert mla >= 5  # DeepSeek-V3, R1 (hand-written), V2, V2-Lite, Kimi K2
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "openai/gpt-oss-20b",
+        "meta-llama/Llama-3.1-8B-Instruct",
+        "DeepSeek-V2",
+        "Whisper turbo",
+        "whisper-large-v2",
+        "Qwen/Qwen2.5-7B-Instruct",  # a Hub id of a hand-written model (kb/models_hub_ids.ttl)
+        "google/gemma-3-27b-it",
+        "deepseek-ai/DeepSeek-R1",
+        "YOLO11n-seg",
+        "sam2.1_hiera_large",
+        "black-forest-labs/FLUX.1-schnell",
+    ],
+)
+def test_names_people_use_for_the_added_models_resolve(kb, name: str) -> None:  # type: ignore[no-untyped-def]
+    memory = kb.answer(f"memory for {name} inference")
+    assert any("weights" in str(row[0]) for row in memory.rows)
+    assert any(row[0] == "parameters" for row in kb.answer(f"describe {name}").rows)
+
+
 def test_every_generated_llm_count_is_near_the_size_in_its_name() -> None:
     """A '7b' / '135M' in the name is a rough size: the computed count is within [0.75, 1.75] of it (gross errors,
     a doubled stack or a missing one, fall outside; Falcon3-1B really has 1.67B and Gemma 2B 2.5B parameters)."""
@@ -189,6 +253,21 @@ def test_apple_silicon_gpu_usable_memory_follows_the_sourced_share(kb) -> None: 
     rows = _rows(kb, "SELECT ?m ?u WHERE { kb:AppleM3Max kbq:memory ?m ; kbq:gpuUsableMemory ?u }")
     memory, usable = (float(x) for x in rows[0])
     assert memory == 128.0 and usable == pytest.approx(0.75 * 128.0)
+
+
+@pytest.mark.parametrize(("chip", "memory"), [("M1", 16.0), ("M2 Pro", 32.0), ("M2 Max", 96.0), ("M3", 24.0), ("M4", 32.0)])
+def test_the_base_and_2023_apple_chips_are_there(kb, chip: str, memory: float) -> None:  # type: ignore[no-untyped-def]
+    rows = {row[0]: row[1] for row in kb.answer(f"describe apple {chip}").rows}
+    assert float(rows["memory"]) == memory
+
+
+def test_memory_fit_on_a_mac_uses_the_gpu_usable_share(kb) -> None:  # type: ignore[no-untyped-def]
+    """A 32 GB M4 lends its GPU 3/4 of the pool (24 GiB), not 32 GB: the headline and verdict say so."""
+    answer = kb.answer("memory for llama 3 8b inference on apple m4")
+    assert "has 25.8 GB" in answer.headline  # 24 GiB usable, not 32 GB (34.4 GB)
+    assert any("usable by the GPU of 32 GB unified" in line for line in answer.explanation) or "usable by the GPU" in str(
+        answer.verdict
+    )
 
 
 @pytest.mark.parametrize(

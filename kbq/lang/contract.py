@@ -13,6 +13,7 @@ KB = "https://kbq.dev/kb/"
 # kbq: terms the code reads (SPARQL it writes, IRIs it compares)
 TERMS = frozenset(
     (
+<<<<<<< HEAD
         "SentenceIntent",
         "trustRank",  # main (issue19): models of a size ordered by their sources
         "baseModel",
@@ -25,6 +26,9 @@ TERMS = frozenset(
         "sentenceText",
         "template",
         "wordRole",
+=======
+        "trustRank",  # a size alone: the best-sourced models first
+>>>>>>> main
         "Backend",  # issue17: calibrated constants, backends, capacity questions, training stacks
         "extraBytesPerParameter",
         "flopsPerParameterToken",
@@ -60,6 +64,7 @@ TERMS = frozenset(
         "ChassisKind",
         "ChassisThreshold",
         "CloudInstance",
+        "PowerLimitMeasurement",
         "Constant",
         "Defaults",
         "FillerWord",
@@ -144,8 +149,11 @@ TERMS = frozenset(
         "measuredPrecision",
         "memory",
         "memoryBandwidth",
+        "memoryGuideline",
         "minCards",
+        "limitedGpu",
         "minComputeCapability",
+        "minimumMemory",
         "minValue",
         "multiGpu",
         "nativePrecision",
@@ -159,6 +167,7 @@ TERMS = frozenset(
         "parameterCount",
         "perAccelerator",
         "perAcceleratorUnit",
+        "powerLimit",
         "priceKind",
         "priceOf",
         "priceUsd",
@@ -194,7 +203,11 @@ TERMS = frozenset(
         "takesNumber",
         "tdp",
         "tensorParallel",
+        "throughputShareAtLeast",
+        "versionMajor",
+        "versionMinor",
         "tier",
+        "trustRank",
         "trainedModel",
         "trainingGpu",
         "trainingTokens",
@@ -268,6 +281,7 @@ SETTINGS = frozenset(
         "offload",
         "optimizer",
         "output_tokens",
+        "power_limit",
         "psu",
         "pue",
         "recompute_full",

@@ -214,12 +214,15 @@ class Gpu(NamedTuple):
     interconnect: str | None
     link_bandwidth: float | None
     nominal_memory: float | None = None  # the datasheet's 'GB' figure, which counts binary GiB
+    unified_memory: float | None = None  # a unified pool's whole size, when memory is the GPU-usable share
 
     @property
     def capacity(self) -> str:
         """The memory as the datasheet names it and in the GB the arithmetic uses."""
         if self.memory is None:
             return "unknown memory"
+        if self.unified_memory is not None:
+            return f"{self.nominal_memory:g} GiB = {self.memory:.1f} GB usable by the GPU of {self.unified_memory:g} GB unified"
         if self.nominal_memory is not None and self.nominal_memory != self.memory:
             return f"{self.nominal_memory:g} GiB = {self.memory:.1f} GB"
         return f"{self.memory:g} GB"
@@ -235,12 +238,15 @@ def gpu(ctx: Context, term: Term) -> Gpu:
     keys = [k for k in ctx.cat.gpu_keys() if k.precision or k.key in ("tensor", "fp16", "fp32")]
     optional = " ".join(f"OPTIONAL {{ ?g {terms.iri(k.iri)} ?{k.var} }}" for k in keys)
     rows = ctx.rows(
-        f"SELECT ?mem ?bw ?link ?ic {' '.join('?' + k.var for k in keys)} WHERE {{ BIND({terms.iri(term.iri)} AS ?g)"
-        " OPTIONAL { ?g kbq:memory ?mem } OPTIONAL { ?g kbq:memoryBandwidth ?bw } OPTIONAL { ?g kbq:interconnectBandwidth ?link }"
+        f"SELECT ?mem ?usable ?bw ?link ?ic {' '.join('?' + k.var for k in keys)} WHERE {{ BIND({terms.iri(term.iri)} AS ?g)"
+        " OPTIONAL { ?g kbq:memory ?mem } OPTIONAL { ?g kbq:gpuUsableMemory ?usable }"
+        " OPTIONAL { ?g kbq:memoryBandwidth ?bw } OPTIONAL { ?g kbq:interconnectBandwidth ?link }"
         f" OPTIONAL {{ ?g kbq:interconnect/rdfs:label ?ic }} {optional} }} LIMIT 1"
     )
-    mem, bw, link, ic, *rates = rows[0]
-    nominal = float(str(mem)) if mem is not None else None
+    mem, usable, bw, link, ic, *rates = rows[0]
+    # A unified pool (Apple Silicon, Jetson): the GPU may use only its derived kbq:gpuUsableMemory.
+    whole = float(str(mem)) if mem is not None and usable is not None else None
+    nominal = float(str(usable if usable is not None else mem)) if mem is not None else None
     return Gpu(
         term.iri,
         term.label,
@@ -250,6 +256,7 @@ def gpu(ctx: Context, term: Term) -> Gpu:
         str(ic) if ic else None,
         float(link) if link is not None else None,
         nominal,
+        whole,
     )
 
 
