@@ -13,9 +13,7 @@ KB = "https://kbq.dev/kb/"
 # kbq: terms the code reads (SPARQL it writes, IRIs it compares)
 TERMS = frozenset(
     (
-<<<<<<< HEAD
         "SentenceIntent",
-        "trustRank",  # main (issue19): models of a size ordered by their sources
         "baseModel",
         "huggingFaceId",
         "numLayers",
@@ -26,9 +24,7 @@ TERMS = frozenset(
         "sentenceText",
         "template",
         "wordRole",
-=======
         "trustRank",  # a size alone: the best-sourced models first
->>>>>>> main
         "Backend",  # issue17: calibrated constants, backends, capacity questions, training stacks
         "extraBytesPerParameter",
         "flopsPerParameterToken",

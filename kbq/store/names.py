@@ -12,11 +12,7 @@ NAMING_PREDICATES = (
     "http://www.w3.org/2000/01/rdf-schema#label",
     "http://www.w3.org/2004/02/skos/core#altLabel",
     "https://kbq.dev/ontology#symbol",
-<<<<<<< HEAD
-    "https://kbq.dev/ontology#huggingFaceId",  # 'meta-llama/Llama-3.1-8B' names its model
-=======
     "https://kbq.dev/ontology#huggingFaceId",  # the Hub id people paste (meta-llama/Llama-3.2-3B-Instruct)
->>>>>>> main
 )
 _STRIP = re.compile(r"[\s\-_™®()]+")
 
