@@ -14,6 +14,7 @@ KB = "https://kbq.dev/kb/"
 TERMS = frozenset(
     (
         "SentenceIntent",
+        "gpuUsableMemory",  # main: a unified pool the GPU may use (kbq/lang/workload/facts.py)
         "baseModel",
         "huggingFaceId",
         "numLayers",
