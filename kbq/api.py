@@ -148,10 +148,10 @@ class KnowledgeBase:
         cache = self._plan_cache()
         plan = cache.get(text) if cache else None
         if plan is None:
-            from kbq.lang.compile import compile_question
+            from kbq.lang.sentence import compile_text
 
             with self._endpoint_data():
-                plan = compile_question(text, self.catalog, self._run)
+                plan = compile_text(text, self.catalog, self._run)
             if cache:
                 cache.put(text, plan)
         return plan

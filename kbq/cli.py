@@ -114,6 +114,9 @@ def _print_answer(result, fmt: str, out: TextIO, *, explain: bool) -> None:
     if fmt == "csv":
         print(output.to_csv(result.columns, result.rows), file=out)
         return
+    read_as = getattr(result, "read_as", None)
+    if read_as and fmt not in ("json", "csv"):  # a sentence: first say which canonical question answers it
+        print(f"read as: {read_as}\n", file=out)
     from kbq import render
 
     if fmt == "chart" and not isinstance(result.extra.get("chart"), dict):
@@ -320,6 +323,28 @@ def _wants_json(argv: list[str]) -> bool:
     return False
 
 
+def cmd_model(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="kbq model", description="Models from local files.")
+    sub = p.add_subparsers(dest="action", required=True)
+    imp = sub.add_parser(
+        "import",
+        help="read a config.json, a GGUF header or a safetensors header/index and write a Turtle overlay (use it with --kb)",
+    )
+    imp.add_argument("file", help="config.json, MODEL.gguf, MODEL.safetensors or model.safetensors.index.json")
+    imp.add_argument("--name", help="the model's name in the KB (default: the file's own name for it)")
+    imp.add_argument("-o", "--output", metavar="FILE", help="write the overlay here (default: standard output)")
+    args = p.parse_args(argv)
+    from kbq.build.model_import import read_model, to_turtle
+
+    turtle = to_turtle(read_model(args.file, args.name), args.file)
+    if args.output:
+        Path(args.output).write_text(turtle, encoding="utf-8")
+        print(f"wrote {args.output}: ask with --kb {args.output}", file=sys.stderr)
+    else:
+        print(turtle)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     handlers = {
@@ -330,6 +355,7 @@ def main(argv: list[str] | None = None) -> int:
         "serve": cmd_serve,
         "export": cmd_export,
         "help": cmd_help,
+        "model": cmd_model,
     }
     as_json = _wants_json(argv)
     try:

@@ -103,6 +103,7 @@ class Answer(_Frozen):
     tiers: list[Tier] = Field(default_factory=list)
     numbers: dict[str, Value] = Field(default_factory=dict)
     extra: dict[str, object] = Field(default_factory=dict)
+    read_as: str | None = None  # the canonical question a sentence was read as; None when asked as written
 
 
 class EstimateLine(_Frozen):

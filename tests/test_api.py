@@ -72,7 +72,7 @@ def test_typed_errors(kb: KnowledgeBase) -> None:
         kb.ask("gpu for lstm where")
     with pytest.raises(UnknownTermError) as info:
         kb.ask("gpu for lstn")
-    assert info.value.suggestions == ["LSTM"]
+    assert info.value.suggestions == ["gpu for LSTM"]  # the whole question that answers (errors that teach)
     with pytest.raises(NoResultError):
         kb.ask("gpus where memory > 5000gb")
 

@@ -171,8 +171,11 @@ def test_a_size_alone_suggests_the_models_of_that_size(kb) -> None:  # type: ign
     with pytest.raises(KbqError) as raised:
         kb.answer("best gpu for 70b inference")
     suggested = raised.value.suggestions  # type: ignore[attr-defined]
-    assert "Llama 3.1 70B" in suggested and "Qwen2.5-72B" in suggested  # 72.7B is within 5% of 70B
-    assert not any("8B" in s or "405B" in s for s in suggested)
+    # whole questions that answer (the sentence reader's errors that teach), one per model of that size
+    assert "best gpu for Llama 3.1 70B inference" in suggested
+    assert all(("70B" in s or "72B" in s) and "8B" not in s and "405B" not in s for s in suggested)
+    for question in suggested:
+        assert kb.answer(question).rows
 
 
 @pytest.mark.parametrize(

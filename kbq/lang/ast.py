@@ -164,4 +164,15 @@ class WorkloadQuestion(NamedTuple):
     hardware: Phrase | None = None  # how many HARDWARE for ...
 
 
-Question = SubjectQuestion | DescribeQuestion | CompareQuestion | WhyQuestion | RequirementsQuestion | WorkloadQuestion
+class ReverseQuestion(NamedTuple):
+    """'models that fit on HARDWARE [at FORMAT] [with SETTINGS]'; 'largest model for HARDWARE'."""
+
+    subject: Phrase
+    clauses: tuple[Clause, ...] = ()
+    hardware: Phrase | None = None  # 'largest model for rtx 3090': the hardware after 'for'
+    largest: bool = False
+
+
+Question = (
+    ReverseQuestion | SubjectQuestion | DescribeQuestion | CompareQuestion | WhyQuestion | RequirementsQuestion | WorkloadQuestion
+)

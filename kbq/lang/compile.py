@@ -10,7 +10,7 @@ from kbq.lang.context import Context
 from kbq.lang.gpu.question import compile_gpus
 from kbq.lang.instances import INSTANCE, compile_instances
 from kbq.lang.plan import Plan
-from kbq.lang.words import GPU, GPU_FAMILY, Subject
+from kbq.lang.words import GPU, GPU_FAMILY, MODEL, Hardware, Subject
 from kbq.store.names import normalise
 
 PROFILE_AUTHORITY = k("ProfileAuthority")
@@ -21,6 +21,12 @@ def compile_ast(question: ast.Question, catalog: Catalog, run: Run, text: str) -
     ctx = Context(catalog, run, text)
     if (figure := _figure_of_gpus(ctx, question)) is not None:
         return figure
+    if (reverse := _reverse(ctx, question)) is not None:
+        from kbq.lang.workload.reverse import fitting_models
+
+        plan = fitting_models(ctx, reverse.clauses, reverse.hardware, largest=reverse.largest)
+        plan.extra["lookups"] = ctx.lookups[:3]
+        return plan
     if isinstance(question, ast.SubjectQuestion) and question.target is not None:
         capacity = ctx.cat.candidates(question.subject.text, [CAPACITY_QUESTION]) if question.subject.words else []
         if len(capacity) == 1:  # 'max context for MODEL on GPU', 'concurrent users for ...'
@@ -58,9 +64,38 @@ def compile_ast(question: ast.Question, catalog: Catalog, run: Run, text: str) -
         return why(ctx, question)
     from kbq.lang.workload.question import compile_workload
 
+    assert isinstance(question, ast.WorkloadQuestion)  # a reverse question returned above
     plan = compile_workload(ctx, question)
     plan.extra["lookups"] = ctx.lookups
     return plan
+
+
+def _reverse(ctx: Context, q: ast.Question) -> ast.ReverseQuestion | None:
+    """'models that fit on X' (its subject must name models) and 'largest model for X' / 'largest
+    model on X' (a ranking mode whose strategy is 'size', with models as its kind)."""
+    if isinstance(q, ast.ReverseQuestion):
+        subject = ctx.words.content(q.subject) or q.subject
+        found = ctx.cat.candidates(subject.text, [OWL_CLASS]) or ctx.cat.candidates(subject.text.rstrip("s"), [OWL_CLASS])
+        if not any(t.iri == MODEL for t in found):
+            raise ctx.error(f"'{q.subject.text} fit': only models fit (e.g. 'models that fit on rtx 4090')", q.subject.column)
+        return q
+    if not isinstance(q, ast.SubjectQuestion) or len(q.subject.words) < 2:
+        return None
+    words = q.subject.words
+    for cut in range(len(words) - 1, 0, -1):
+        mode = ctx.cat.modes.get(normalise(" ".join(w.text for w in words[:cut])))
+        if mode is not None:
+            break
+    else:
+        return None
+    if mode.strategy != "size":
+        return None
+    rest = ast.Phrase(words[cut:])
+    kinds = ctx.cat.candidates(rest.text, [OWL_CLASS]) + ctx.cat.candidates(rest.text.rstrip("s"), [OWL_CLASS])
+    if not any(t.iri == MODEL for t in kinds):
+        raise ctx.error(f"'{mode.label}' ranks models: ask '{mode.label} model for GPU'", q.subject.column)
+    hardware = q.target.phrase if q.target is not None and q.link == "for" else None
+    return ast.ReverseQuestion(q.subject, q.clauses, hardware, largest=True)
 
 
 def why(ctx: Context, q: ast.WhyQuestion) -> Plan:
@@ -95,12 +130,29 @@ def compare_for(ctx: Context, q: ast.CompareQuestion) -> Plan:
     if len(q.names) < 2:
         raise ctx.error("compare needs two GPUs (or a family with several variants)", q.names[0].column)
     assert q.target is not None
+    if (setups := _setups(ctx, q.names)) is not None:
+        from kbq.lang.workload.versus import compare_setups
+
+        return compare_setups(ctx, setups, q)
     clauses = (_named(*q.names), *q.clauses)
     plan = compile_gpus(
         ctx, ast.SubjectQuestion(subject=ast.Phrase(()), link="for", target=q.target, clauses=clauses), _gpus(ctx)
     )
     plan.explanation.insert(0, "compare: " + ", ".join(p.text for p in q.names) + " for the workload, in its ranking order")
     return plan
+
+
+def _setups(ctx: Context, names: tuple[ast.Phrase, ...]) -> list[Hardware] | None:
+    """'2 x rtx 3090 vs rtx 4090', '2 x 24gb vs 48gb': hardware (counts or memory budgets) on a
+    side; None when every side is one named GPU (the ranking comparison)."""
+    found = []
+    for phrase in names:
+        words = ctx.words
+        item = words.hardware(phrase) or words.budget(phrase.words)
+        found.append(item)
+    if any(h is None for h in found) or all(h is not None and h.count == 1 and h.memory is None for h in found):
+        return None
+    return [h for h in found if h is not None]
 
 
 def _gpus(ctx: Context) -> Subject:

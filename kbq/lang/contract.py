@@ -13,8 +13,18 @@ KB = "https://kbq.dev/kb/"
 # kbq: terms the code reads (SPARQL it writes, IRIs it compares)
 TERMS = frozenset(
     (
-        "huggingFaceId",  # the name index reads a model's Hub id
-        "gpuUsableMemory",  # the GPU-usable share of unified memory (Apple)
+        "SentenceIntent",
+        "gpuUsableMemory",  # main: a unified pool the GPU may use (kbq/lang/workload/facts.py)
+        "baseModel",
+        "huggingFaceId",
+        "numLayers",
+        "SentenceWord",
+        "cue",
+        "intentPriority",
+        "numberValue",
+        "sentenceText",
+        "template",
+        "wordRole",
         "trustRank",  # a size alone: the best-sourced models first
         "headBits",
         "variableBits",
@@ -246,6 +256,12 @@ MODEL_PROPERTIES = {
 # kb: individuals the code names
 INDIVIDUALS = frozenset(
     (
+        "DataSize",  # the dimension of a memory budget (sentence reader, words.budget)
+        "GQA",  # kbq model import: the attention kind of an imported model
+        "Inference",  # the process reverse questions size models for
+        "MHA",
+        "Money",
+        "TierDatasheet",  # kbq model import: the tier of a model's own file
         "DecodePhase",
         "DenseChassis",
         "FP16",
@@ -294,7 +310,7 @@ SETTINGS = frozenset(
 )
 
 # kbq:rankStrategy values the GPU ranking implements (kbq.lang.gpu.question)
-STRATEGIES = frozenset(("profile", "price", "value", "efficiency", "evidence"))
+STRATEGIES = frozenset(("profile", "price", "value", "efficiency", "evidence", "size"))
 
 # kbq:constantName values the evaluation reads
 CONSTANTS = frozenset(

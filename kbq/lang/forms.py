@@ -54,6 +54,10 @@ FORMS: dict[str, Form] = {
              "kbq.lang.knowledge:list_question", "kbq.lang.run:shape_list"),
         Form("requirements", "a workload's requirement profiles, rank by rank", "kbq.lang.knowledge:requirements",
              "kbq.lang.run:shape_rows"),
+        Form("models", "models that fit on hardware, largest first; the largest (a reverse question)",
+             "kbq.lang.workload.reverse:fitting_models", "kbq.lang.workload.answer:shape"),
+        Form("versus", "setups side by side for a model (N x GPU vs M x GPU, budgets): memory verdict and decode rate",
+             "kbq.lang.workload.versus:compare_setups", "kbq.lang.workload.answer:shape"),
     )
 }  # fmt: skip
 

@@ -234,6 +234,9 @@ class _ToAst(Transformer[Token, Any]):
         question = self._workload("memory", items)
         return question._replace(clauses=(ast.Loose("on", gpu, gpu.column), *question.clauses))
 
+    def reverse_question(self, items: list[Any]) -> ast.ReverseQuestion:
+        return ast.ReverseQuestion(items[0], _clauses(items))
+
     def how_many_question(self, items: list[Any]) -> ast.WorkloadQuestion:
         hardware = next(i for i in items if isinstance(i, ast.Phrase))
         return self._workload("how_many", items, hardware)

@@ -49,6 +49,7 @@ class Section(NamedTuple):
     text: str
     examples: tuple[str, ...]
     words: tuple[str, ...]
+    sentences: tuple[tuple[str, str], ...] = ()  # (a sentence as people type it, the canonical question it reads as)
 
 
 def reference_path() -> str:
@@ -72,6 +73,7 @@ def sections() -> list[Section]:
             text=" ".join(str(s.get("text", "")).split()),
             examples=tuple(s.get("examples", ())),
             words=tuple(s.get("words", ())),
+            sentences=tuple((str(a), str(b)) for a, b in s.get("sentences", ())),
         )
         for s in _data()["section"]
     ]
@@ -417,8 +419,26 @@ class Reference:
 
     WORD_TABLES = (
         "modes", "qualifiers", "processes", "relations", "lists", "authorities", "settings", "comparators",
-        "chassis", "precisions", "ceilings", "keys", "units", "keywords", "fillers", "errors",
+        "chassis", "precisions", "ceilings", "keys", "units", "keywords", "fillers", "errors", "intents",
     )  # fmt: skip
+
+    def intents(self) -> list[str]:
+        """The sentence reader's intents (kb/sentences.ttl): priority, cue words, templates tried in order."""
+        found: dict[tuple[str, int], tuple[set[str], set[str]]] = {}
+        for label, priority, cue, template in self.rows(
+            "SELECT ?label ?p ?cue ?t WHERE { ?i a kbq:SentenceIntent ; rdfs:label ?label ; kbq:intentPriority ?p "
+            "{ ?i kbq:cue ?cue } UNION { ?i kbq:template ?t } }"
+        ):
+            cues, templates = found.setdefault((str(label), int(str(priority))), (set(), set()))
+            if cue is not None:
+                cues.add(str(cue))
+            if template is not None:
+                templates.add(str(template))
+        out = ["| intent | priority | cue words | reads as (tried in order) |", "|---|---|---|---|"]
+        for (label, priority), (cues, templates) in sorted(found.items(), key=lambda item: -item[0][1]):
+            shown = " · ".join(f"`{t.split('|', 1)[-1]}`" for t in sorted(templates))
+            out.append(f"| {label} | {priority} | {', '.join(sorted(cues))} | {shown} |")
+        return out
 
     def section(self, name: str) -> str:
         """One section as markdown (what `kbq help NAME` prints)."""
@@ -434,6 +454,11 @@ class Reference:
             out += [s.text, ""]
         if s.examples:
             out += ["Examples:", "", "```kbq", *s.examples, "```", ""]
+        if s.sentences:
+            out += ["As people type them (each answer starts with the canonical question it read):", ""]
+            out += ["| sentence | read as |", "|---|---|"]
+            out += [f"| {a} | `{b}` |" for a, b in s.sentences]
+            out += [""]
         for table in s.words:
             if table not in self.WORD_TABLES:
                 raise ValueError(f"reference.toml: section {s.name} names an unknown word table {table!r}")

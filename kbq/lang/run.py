@@ -23,7 +23,7 @@ class Result:
     `to_dict()`, and the library's pydantic `Answer` validates from its attributes."""
 
     FIELDS = (
-        "question", "headline", "kind", "columns", "rows", "units", "sparql", "explanation", "removed",
+        "question", "read_as", "headline", "kind", "columns", "rows", "units", "sparql", "explanation", "removed",
         "verdict", "recommended", "tiers", "numbers", "extra",
     )  # fmt: skip
 
@@ -40,8 +40,10 @@ class Result:
         units: dict[str, str] | None = None,
         extra: dict[str, object] | None = None,
         decision: Decision | None = None,
+        read_as: str | None = None,
     ) -> None:
         self.question, self.kind, self.columns, self.rows, self.sparql = question, kind, columns, rows, sparql
+        self.read_as = read_as  # the canonical question a sentence was read as (None: asked as written)
         self.explanation = explanation or []
         self.removed = removed or []
         self.units = units or {}
@@ -394,6 +396,10 @@ def run_plan(text: str, plan: Plan, catalog: Catalog, run: Run, *, explain: bool
     """Execute a compiled question and shape its answer with its form's shaper (kbq.lang.forms)."""
     rows = run(plan.sparql).rows if plan.sparql else []
     shaped = shaper(plan.kind)(plan, rows, catalog, run, explain)
+    explanation = shaped.explanation
+    read_as = plan.extra.get("read_as")
+    if read_as:  # a sentence: the answer starts with the canonical question it answered
+        explanation = [f"read as: {read_as}", *plan.extra.get("read_notes", []), *explanation]
     extra = dict(shaped.extra)
     chosen = extra.pop("tiers", None)
     decision = decide(
@@ -406,11 +412,12 @@ def run_plan(text: str, plan: Plan, catalog: Catalog, run: Run, *, explain: bool
         columns=shaped.columns,
         rows=shaped.rows,
         sparql=plan.shown_sparql(),
-        explanation=shaped.explanation,
+        explanation=explanation,
         removed=shaped.removed,
         units=plan.units,
         extra=extra or {k: v for k, v in plan.extra.items() if k in ("breakdown", "chart")},
         decision=decision,
+        read_as=read_as,
     )
 
 

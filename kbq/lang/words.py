@@ -32,6 +32,7 @@ GPU_FAMILY = k("GpuFamily")
 WORKLOAD_TYPES = (FAMILY, MODEL, APPLICATION, AREA)
 _QUANTITY = re.compile(r"^(\$?)(\d+(?:\.\d+)?)(.*)$")
 _TIMES = {"x", "×", "*"}
+_DATA_SIZE = "https://kbq.dev/kb/DataSize"  # the dimension a memory budget is given in
 
 
 class Quantity(NamedTuple):
@@ -66,8 +67,9 @@ class SettingValue(NamedTuple):
 
 class Hardware(NamedTuple):
     count: int  # type: ignore[assignment]  # a field named like tuple.count
-    gpu: Term | None  # None: 'on 8 gpus' (any GPU)
+    gpu: Term | None  # None: 'on 8 gpus' (any GPU), or a memory budget
     column: int
+    memory: float | None = None  # a memory budget per card in GB ('on a 24gb gpu', 'in 2 x 24gb'): no card named
 
 
 class Chassis(NamedTuple):
@@ -321,6 +323,8 @@ class Words:
             return [Year(words[0].text, words[0].column)]
         if (hardware := self.hardware(phrase)) is not None:
             return [hardware]
+        if clause.keyword in ("on", "in") and (budget := self.budget(words)) is not None:
+            return [budget]
         if clause.keyword in ("on", "in") and (chassis := self.chassis(phrase)) is not None:
             return [chassis]
         if clause.keyword == "at":
@@ -444,6 +448,27 @@ class Words:
             if any(t.iri == GPU for t in found):
                 return Hardware(count, None, phrase.column)
         return None
+
+    def budget(self, words: tuple[ast.Word, ...]) -> Hardware | None:
+        """'24gb', 'a 24gb gpu', '2 x 24gb', '2x 24 gb cards', '8gb of vram': a memory budget per card,
+        hardware with only its memory known. Trailing words must name the GPU class or the memory key."""
+        rest = list(words)
+        count = 1
+        if len(rest) > 2 and rest[0].text.isdigit() and rest[1].text.lower() in _TIMES:
+            count, rest = int(rest[0].text), rest[2:]
+        elif len(rest) > 1 and (m := re.fullmatch(r"(\d+)[x×*]", rest[0].text.lower())):
+            count, rest = int(m.group(1)), rest[1:]
+        while len(rest) > 1 and (
+            normalise(rest[-1].text) == "of"
+            or any(t.iri == GPU for t in self.cat.candidates(rest[-1].text))
+            or getattr(self.cat.keys.get(normalise(rest[-1].text)), "dimension", None) == _DATA_SIZE
+        ):
+            rest.pop()
+        quantity_words = tuple(rest)
+        if _DATA_SIZE not in self._unit_dimensions(quantity_words):
+            return None
+        quantity = self.quantity(quantity_words, _DATA_SIZE, "memory")
+        return Hardware(count, None, words[0].column, memory=quantity.value)
 
     def chassis(self, phrase: ast.Phrase) -> Chassis | None:
         """'a 4-gpu workstation', 'dense 9-card chassis', 'an 8-card server', 'a desktop'."""

@@ -176,6 +176,8 @@ def split(est: Estimate, n: int, _settings: dict[str, object] | None = None) -> 
 def _hardware(ctx: Context, hardware: Hardware | None, required: str | None, notes: list[str]) -> tuple[facts.Gpu | None, int]:
     if hardware is not None:
         check_count(ctx, hardware.count, hardware.column)
+    if hardware is not None and hardware.memory is not None:
+        return budget_gpu(hardware.memory, notes), max(hardware.count, 1)
     if hardware is None or hardware.gpu is None:
         if required:
             raise ctx.error(required, None)
@@ -189,6 +191,17 @@ def _hardware(ctx: Context, hardware: Hardware | None, required: str | None, not
         notes.append(f"'{gpu.label}' read as {variant.label}, the family's default variant (name another to change it)")
         gpu = variant
     return facts.gpu(ctx, gpu), hardware.count
+
+
+def budget_gpu(memory: float, notes: list[str]) -> facts.Gpu:
+    """A memory budget ('on a 24gb gpu') as a card with that memory and no other figure: the memory
+    verdict holds; speed, compute and price need a named card (and the answer says so)."""
+    label = f"{memory:g} GB card"
+    notes.append(
+        f"'{memory:g} GB' is a memory budget, evaluated as a card with {memory:g} GB and no other figure "
+        "(bandwidth, compute, price unknown: name a card for speed or cost)"
+    )
+    return facts.Gpu("", label, memory, None, {}, None, None)
 
 
 def _rows(lines: list[Line], per_gpu: list[Line] | None) -> list[list[object]]:
@@ -262,7 +275,8 @@ def _memory_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:
         ev = evaluate(est.footprint, _accelerator(gpu), count, usable_share=usable_share)
         need = ev.per_gpu_gb if ev.per_gpu_gb is not None else total
         word = ev.verdict
-        supported = support(ctx, gpu.iri, est.compute) if est.scenario.gate is not None else None
+        # a memory budget (no iri) has no card whose precision support could be asked
+        supported = support(ctx, gpu.iri, est.compute) if est.scenario.gate is not None and gpu.iri else None
         if supported is not None and not supported.supported:
             word = "cannot run"
             explanation.insert(
@@ -400,7 +414,7 @@ def _power_limit(ctx: Context, gpu: facts.Gpu, cap: float, column: int | None) -
 
 def _accelerator(gpu: facts.Gpu) -> Accelerator:
     return Accelerator(
-        gpu.label, gpu.iri, gpu.memory, gpu.bandwidth, gpu.rates, gpu.interconnect, gpu.link_bandwidth
+        gpu.label, gpu.iri or None, gpu.memory, gpu.bandwidth, gpu.rates, gpu.interconnect, gpu.link_bandwidth
     )
 
 

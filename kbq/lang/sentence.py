@@ -1,0 +1,717 @@
+"""The sentence reader: a question as people type it -> the canonical question it means.
+
+Tried only when the grammar (or the compiler) refuses a text, so no sentence changes what a
+canonical question means. It finds the KB's names anywhere in the sentence (one name-index
+query for every word run), the quantities (a memory budget, a count, money, settings such as
+context), reads the intent from cue words (kb/sentences.ttl) and fills that intent's templates:
+canonical questions with slots, tried in order until one compiles. The answer says which
+canonical question it answered ("read as: ..."). No word of any language is in this file.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from functools import lru_cache
+from typing import NamedTuple
+
+from kbq.errors import AmbiguousTermError, QueryError
+from kbq.lang.catalog import FAMILY, OWL_CLASS, PREFIXES, Catalog, Run, Term
+from kbq.lang.plan import Plan
+from kbq.lang.words import APPLICATION, AREA, CHASSIS_KIND, GPU, GPU_FAMILY, MODEL, PRECISION, PROCESS
+from kbq.store.names import normalise
+from kbq.store.resources import KB_NS
+
+DATA_SIZE = KB_NS + "DataSize"
+MONEY = KB_NS + "Money"
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_TOKEN = re.compile(r"\$?[\w][\w.$%/+\-]*|\$\d+(?:\.\d+)?k?")
+_NUMBER = re.compile(r"^\$?(\d+(?:\.\d+)?)([a-z%$/]*)$")
+_COUNT_PREFIX = re.compile(r"^(\d+)[x×\*]([a-z].*|\d{3,}.*)$")  # '2x3090', '4xa100' (not '8x7b')
+_SIZE = re.compile(r"^(?:\d+x)?\d+(?:\.\d+)?b$")  # '70b', '8x7b': a model size
+_GRAMMAR_WORD = re.compile(r"^[^\s=<>!(),\"']+$")
+_SLOT = re.compile(r"\{(\w+)\}")
+_STRUCTURED = re.compile(r"[=<>]|\b(where|order\s+by|limit)\b", re.IGNORECASE)
+_PUNCTUATION = " ?!.,:;\"'\u3002\uff1f\uff01\uff0c"
+_OPTIONAL = ("at", "with", "under", "mode")
+_MAX_RUN = 7
+CheckFn = Callable[[str], Exception | None]  # None: the canonical question answers
+
+
+class Intent(NamedTuple):
+    label: str
+    priority: int
+    cues: tuple[str, ...]  # normalised token sequences joined by ' '
+    templates: tuple[str, ...]
+
+
+class Lexicon(NamedTuple):
+    intents: tuple[Intent, ...]
+    roles: dict[str, str]  # word -> ignore | budget | need | suffix
+    counts: dict[str, int]
+
+
+class Span(NamedTuple):
+    start: int
+    end: int
+    role: str  # gpu | workload | process | precision | mode | qualifier | chassis | budget | money | setting
+    text: str  # what goes into the canonical question
+    count: int = 1  # type: ignore[assignment]  # a field named like tuple.count
+    terms: tuple[Term, ...] = ()
+
+
+class Reading(NamedTuple):
+    canonical: str
+    intent: str
+    notes: tuple[str, ...] = ()
+    template: str = ""
+
+
+class SentenceError(QueryError):
+    """A sentence the reader cannot read as one question: its nearest questions (each answers)."""
+
+
+class AmbiguousSentenceError(QueryError):
+    """A sentence with several readings that answer; lists them instead of guessing."""
+
+
+def lexicon(catalog: Catalog) -> Lexicon:
+    """The reader's words, read once per catalog (only when a sentence reaches the reader)."""
+    cached = getattr(catalog, "_sentence_lexicon", None)
+    if isinstance(cached, Lexicon):
+        return cached
+    assert catalog.run is not None
+    rows = catalog.run(
+        PREFIXES
+        + """SELECT ?i ?label ?priority ?cue ?template WHERE {
+  ?i a kbq:SentenceIntent ; rdfs:label ?label ; kbq:intentPriority ?priority .
+  { ?i kbq:cue ?cue } UNION { ?i kbq:template ?template } }"""
+    ).rows
+    found: dict[str, tuple[str, int, set[str], set[str]]] = {}
+    for iri, label, priority, cue, template in rows:
+        entry = found.setdefault(str(iri), (str(label), int(str(priority)), set(), set()))
+        if cue is not None:
+            entry[2].add(" ".join(_tokens(str(cue).lower())))
+        if template is not None:
+            entry[3].add(str(template))
+    intents = tuple(
+        sorted(
+            (
+                Intent(label, priority, tuple(sorted(cues, key=len, reverse=True)), tuple(_ordered(templates)))
+                for label, priority, cues, templates in found.values()
+            ),
+            key=lambda i: -i.priority,
+        )
+    )
+    words = catalog.run(
+        PREFIXES + "SELECT ?text ?role ?n WHERE { ?w a kbq:SentenceWord ; kbq:wordRole ?role ; kbq:sentenceText ?text "
+        "OPTIONAL { ?w kbq:numberValue ?n } }"
+    ).rows
+    roles: dict[str, str] = {}
+    counts: dict[str, int] = {}
+    for text, role, n in words:
+        key = " ".join(_tokens(str(text).lower()))
+        if str(role) == "count" and n is not None:
+            counts[key] = int(str(n))
+        else:
+            roles.setdefault(key, str(role))
+            roles.setdefault(f"{role}:{key}", str(role))
+    lex = Lexicon(intents, roles, counts)
+    catalog._sentence_lexicon = lex  # type: ignore[attr-defined]
+    return lex
+
+
+def _ordered(templates: set[str]) -> list[str]:
+    def order(t: str) -> tuple[int, str]:
+        head, _, rest = t.partition("|")
+        return (int(head), rest) if head.isdigit() and rest else (99, t)
+
+    return [order(t)[1] for t in sorted(templates, key=order)]
+
+
+def _tokens(text: str) -> list[str]:
+    """Words of a sentence: lower case, numbers with their units kept ('24gb', '$1500', 'q4_k_m',
+    'meta-llama/llama-3.1-8b-instruct'), Chinese runs cut into words by jieba."""
+    text = text.replace("\u2019", "'").replace("\uff1f", " ").replace("\uff0c", " ").replace("\u3002", " ")
+    text = re.sub(r"'(s|m|re|ve|ll|d)\b", " ", text)
+    text = re.sub(r"(\d),(\d{3})\b", r"\1\2", text)
+    if _CJK.search(text):
+        text = re.sub(r"([\u3400-\u9fff\uf900-\ufaff]+)", r" \1 ", text)
+    out: list[str] = []
+    for piece in text.split():
+        if _CJK.search(piece):
+            import jieba  # only for Chinese text (its dictionary loads in about a second)
+
+            jieba.setLogLevel(60)
+            out += [w for w in jieba.lcut(piece) if w.strip()]
+            continue
+        for token in _TOKEN.findall(piece):
+            token = token.rstrip(".-/+")
+            if not token:
+                continue
+            match = _COUNT_PREFIX.match(token)
+            if match and not _SIZE.match(match.group(2)):
+                out += [match.group(1), "x", match.group(2)]
+            else:
+                out.append(token)
+    return out
+
+
+def _singular(text: str) -> str:
+    return text[:-1] if len(text) > 2 and text.endswith("s") and not text.endswith("ss") else text
+
+
+class Reader:
+    """Reads one sentence against one KB."""
+
+    def __init__(self, text: str, catalog: Catalog, run: Run) -> None:
+        self.text = text
+        self.cat = catalog
+        self.run = run
+        self.lex = lexicon(catalog)
+        self.toks = _tokens(text.lower())
+        self.notes: list[str] = []
+
+    # --- what the sentence names --------------------------------------------------------------
+
+    def spans(self) -> list[Span]:
+        toks = self.toks
+        runs = {(i, j): " ".join(toks[i:j]) for i in range(len(toks)) for j in range(i + 1, min(len(toks), i + _MAX_RUN) + 1)}
+        texts = list(runs.values())
+        texts += [_singular(t) for t in texts]
+        texts += [t.split("/", 1)[1] for t in texts if "/" in t]  # a Hub id's name without its organisation
+        found = self.cat.lookup(texts)
+        candidates: list[Span] = []
+        for (i, j), text in runs.items():
+            if j - i == 1 and self.lex.roles.get(text) == "ignore":
+                continue
+            for variant in (text, _singular(text)):
+                span = self._classify(i, j, found.get(normalise(variant), []))
+                if span is not None:
+                    candidates.append(span)
+                    break
+            else:
+                if j - i == 1 and (span := self._model_id(i, toks[i])) is not None:
+                    candidates.append(span)
+                mode = self.cat.modes.get(normalise(text))
+                if mode is not None:
+                    candidates.append(Span(i, j, "mode", mode.label))
+        candidates += self._quantities()
+        chosen: list[Span] = []
+        taken: set[int] = set()
+        for span in sorted(candidates, key=lambda s: (-(s.end - s.start), s.start, _ROLE_ORDER.get(s.role, 9))):
+            if taken & set(range(span.start, span.end)):
+                continue
+            chosen.append(span)
+            taken |= set(range(span.start, span.end))
+        return [self._counted(s, taken) for s in sorted(chosen)]
+
+    def _classify(self, i: int, j: int, found: list[Term]) -> Span | None:
+        text = " ".join(self.toks[i:j])
+        for role, classes in _ROLES:
+            terms = tuple(t for t in found if t.types & set(classes))
+            if terms:
+                preferred = [t for t in terms if t.is_a(MODEL)] or list(terms)
+                return Span(i, j, role, _say(preferred[0].label, text) if len(preferred) == 1 else text, 1, tuple(terms))
+        qualifiers = [t for t in found if self.cat.keys_for_range(t.types)]
+        if qualifiers and not any(OWL_CLASS in t.types for t in found):
+            return Span(i, j, "qualifier", text, 1, tuple(qualifiers))
+        return None
+
+    def _model_id(self, i: int, token: str) -> Span | None:
+        """A Hub id or a model file's name ('meta-llama/Llama-3.1-8B-Instruct', 'llama-3.1-8b-instruct-gguf'):
+        fine-tune and packaging suffixes (kb/sentences.ttl) come off one at a time until a model is named,
+        with its organisation (a Hub id in the KB) or without (a label)."""
+        org, _, name = token.rpartition("/")
+        parts = re.split(r"[-_]", name) if "-" in name or "_" in name else []
+        dropped: list[str] = []
+        while len(parts) > 1 and self.lex.roles.get(parts[-1]) == "suffix":
+            dropped.insert(0, parts.pop())
+            base = "-".join(parts)
+            for candidate in ([f"{org}/{base}"] if org else []) + [base]:
+                found = [t for t in self.cat.candidates(candidate) if t.is_a(MODEL)]
+                if len(found) == 1:
+                    self.notes.append(
+                        f"'{token}' read as {found[0].label}: '{'-'.join(dropped)}' names a fine-tune or packaging of "
+                        "the same architecture"
+                    )
+                    return Span(i, i + 1, "workload", _say(found[0].label, base), 1, tuple(found))
+        return None
+
+    def _quantities(self) -> list[Span]:
+        """Memory budgets ('24gb card', 'on 2 x 24gb', 'my 8gb card', 'is 16 gb enough'), money
+        ('under $1500', '$2000 budget') and settings with their number ('32k context', 'batch size 8')."""
+        toks = self.toks
+        out: list[Span] = []
+        for i, tok in enumerate(toks):
+            unit_tokens = 1
+            value, unit = self._number(tok)
+            if value is None:
+                continue
+            if not unit and i + 1 < len(toks) and not self._number(toks[i + 1])[0]:
+                unit, unit_tokens = toks[i + 1], 2
+            if tok.startswith("$") or unit in self._money_units():
+                scale = 1000 if unit == "k" else 1
+                out.append(Span(i, i + unit_tokens, "money", f"${_fmt(value * scale)}"))
+                continue
+            if unit and self._dimension(unit) == DATA_SIZE:
+                before = toks[max(0, i - 2) : i]
+                if any(self.lex.roles.get(w) == "need" for w in before):
+                    continue
+                end = i + unit_tokens
+                for n in (2, 1):  # 'of vram', 'card'
+                    if " ".join(toks[end : end + n]) in self._budget_words():
+                        end += n
+                        break
+                out.append(Span(i, end, "budget", f"{_fmt(value)}{unit}"))
+        out += self._settings()
+        return out
+
+    def _settings(self) -> list[Span]:
+        toks = self.toks
+        out = []
+        for i in range(len(toks)):
+            for j in range(min(len(toks), i + 3), i, -1):
+                setting = self.cat.settings.get(normalise(" ".join(toks[i:j])))
+                if setting is None or setting.flag or setting.dimension is None:
+                    continue
+                after = toks[j] if j < len(toks) else ""
+                before = toks[i - 1] if i > 0 else ""
+                if after in ("per", "/s") or (j + 1 < len(toks) and toks[j + 1] in ("second", "sec", "s")):
+                    break
+                for k, number in ((j, after), (i - 1, before)):
+                    value, unit = self._number(number)
+                    if value is not None and (not unit or unit in ("k", "m", "b", "t")):
+                        lo, hi = min(i, k), max(j, k + 1)
+                        out.append(Span(lo, hi, "setting", f"{number} {setting.label}"))
+                        break
+                break
+        return out
+
+    def _number(self, tok: str) -> tuple[float | None, str]:
+        match = _NUMBER.match(tok)
+        if not match or _SIZE.match(tok):
+            return None, ""
+        return float(match.group(1)), match.group(2)
+
+    def _dimension(self, unit: str) -> str | None:
+        found = self.cat.units.get(normalise(unit), [])
+        return found[0].dimension if len(found) == 1 else (DATA_SIZE if any(u.dimension == DATA_SIZE for u in found) else None)
+
+    def _money_units(self) -> set[str]:
+        return {name for name, units in self.cat.units.items() if any(u.dimension == MONEY for u in units)}
+
+    def _budget_words(self) -> set[str]:
+        return {w for w, role in self.lex.roles.items() if role == "budget" and ":" not in w}
+
+    def _counted(self, span: Span, taken: set[int]) -> Span:
+        """'two 3090s', '2 x rtx 4090', '2x 4090', '4 h100s', 'dual 3090': the count before a GPU or a budget."""
+        if span.role not in ("gpu", "budget"):
+            return span
+        toks = self.toks
+        for skip in (0, 1):  # 'two 3090s', 'two used 3090s'
+            i = span.start - skip
+            if skip and (i <= 0 or i in taken or self._number(toks[i])[0] is not None):
+                break
+            if i > 0 and toks[i - 1] in ("x", "×", "*"):
+                i -= 1
+            for n in (2, 1):
+                words = " ".join(toks[max(0, i - n) : i])
+                if i - n >= 0 and words in self.lex.counts:
+                    return span._replace(start=i - n, count=self.lex.counts[words])
+            if i > 0 and (i - 1) not in taken and re.fullmatch(r"\d+x?|x\d+", toks[i - 1]):
+                return span._replace(start=i - 1, count=int(toks[i - 1].strip("x")))
+        return span
+
+    # --- intent and templates -----------------------------------------------------------------
+
+    def cued(self) -> list[Intent]:
+        joined = " " + " ".join(self.toks) + " "
+        raw = self.text.lower()
+        hits = []
+        for intent in self.lex.intents:
+            if any((f" {cue} " in joined) or (_CJK.search(cue) and cue.replace(" ", "") in raw) for cue in intent.cues):
+                hits.append(intent)
+        return hits
+
+    def slots(self, spans: list[Span]) -> dict[str, str]:
+        by_role: dict[str, list[Span]] = {}
+        for span in spans:
+            by_role.setdefault(span.role, []).append(span)
+        slots: dict[str, str] = {}
+        workloads = by_role.get("workload", [])
+        if workloads:
+            process = by_role.get("process", [])
+            slots["workload"] = self._base(workloads[0]) + (f" {process[0].text}" if process else "")
+        elif "process" in by_role:
+            slots["workload"] = by_role["process"][0].text
+        hardware = [s for s in spans if s.role in ("gpu", "budget")]
+        for name, span in zip(("hardware", "hardware2"), hardware, strict=False):
+            slots[name] = f"{span.count} x {span.text}" if span.count > 1 else span.text
+        gpus = [s for s in spans if s.role == "gpu"]
+        for name, span in zip(("gpu", "gpu2"), gpus, strict=False):
+            slots[name] = span.text
+        precision = by_role.get("precision", [])
+        slots["at"] = f" at {precision[0].text}" if precision else ""
+        settings = [s.text for s in by_role.get("setting", [])]
+        slots["with"] = _settings_clause(settings)
+        money = by_role.get("money", [])
+        slots["under"] = f" under {money[0].text}" if money else ""
+        mode = by_role.get("mode", [])
+        qualifiers = " ".join(s.text for s in by_role.get("qualifier", []))
+        slots["mode"] = " ".join(p for p in ((mode[0].text if mode else "best"), qualifiers) if p)
+        return slots
+
+    def _base(self, span: Span) -> str:
+        """A fine-tune the KB links to its base (kbq:baseModel) without facts of its own reads as the
+        base, whose architecture it shares; said in the answer."""
+        models = [t for t in span.terms if t.is_a(MODEL)]
+        if len(models) != 1:
+            return span.text
+        from kbq.lang import terms
+
+        rows = self.run(
+            PREFIXES + f"SELECT ?l WHERE {{ {terms.iri(models[0].iri)} kbq:baseModel ?b . ?b rdfs:label ?l "
+            f"FILTER NOT EXISTS {{ {terms.iri(models[0].iri)} kbq:numLayers ?n }} }} LIMIT 1"
+        ).rows
+        if not rows:
+            return span.text
+        base = str(rows[0][0])
+        self.notes.append(f"{models[0].label} read as {base}: a fine-tune of it (kbq:baseModel), with the same architecture")
+        return _say(base, span.text)
+
+    def fill(self, template: str, slots: dict[str, str]) -> str | None:
+        names = _SLOT.findall(template)
+        if any(n not in slots for n in names):
+            return None
+        return _SLOT.sub(lambda m: slots[m.group(1)], template)
+
+    def read(self, check: CheckFn) -> Reading:
+        if (embedded := self.embedded(check)) is not None:
+            return embedded
+        spans = self.spans()
+        slots = self.slots(spans)
+        workloads = [s for s in spans if s.role == "workload"]
+        family_only = bool(workloads) and (
+            not any(t.is_a(MODEL) for s in workloads for t in s.terms)
+            or (workloads[0].end < len(self.toks) and bool(_SIZE.match(self.toks[workloads[0].end])))
+        )  # 'llama 70b': a family named with a size after it
+        if (not workloads or family_only) and (sized := self.sized()):  # a process alone names no model
+            if len(sized) == 1:  # 'a 72b model', 'Qwen1.5-72B-Chat': the KB's one model of that size, said so
+                model, size = sized[0]
+                self.notes.append(f"'{size}' read as {model}, the KB's model of that size (not the model named)")
+                process = next((s.text for s in spans if s.role == "process"), "")
+                slots["workload"] = f"{model} {process}".strip()
+            else:  # several models of that size: their readings, not a guess
+                readings = []
+                process = next((s.text for s in spans if s.role == "process"), "")
+                for model, _size in sized[:4]:
+                    try:
+                        workload = f"{model} {process}".strip()
+                        readings.append(self._reading({**slots, "workload": workload}, check, spans).canonical)
+                    except QueryError:
+                        continue
+                if readings:
+                    raise AmbiguousSentenceError(
+                        f"'{sized[0][1]}' is the size of several models in the KB; ask about one of them",
+                        query=self.text,
+                        suggestions=readings,
+                    )
+        return self._reading(slots, check, spans)
+
+    def embedded(self, check: CheckFn) -> Reading | None:
+        """A canonical question inside the sentence ('hi! quick question: gpu for lstm? thanks'):
+        up to three words off either end, none of them a name the KB knows, and the rest answers."""
+        words = self.text.split()
+        for dropped in range(0, 7):
+            for left in range(0, min(dropped, 3) + 1):
+                right = dropped - left
+                if right > 3 or left + right >= len(words):
+                    continue
+                inner = " ".join(words[left : len(words) - right]).strip(_PUNCTUATION)
+                if not inner or inner == self.text:
+                    continue
+                outer = [w.strip(_PUNCTUATION).lower() for w in words[:left] + words[len(words) - right :]]
+                if self._names_any(outer) or not all(self._chatty(w) for w in outer):
+                    continue  # only words that mean nothing to the language are dropped
+                if _form(inner) is not None and check(inner) is None:
+                    return Reading(inner, "as written", tuple(self.notes))
+        return None
+
+    def _chatty(self, word: str) -> bool:
+        """A word the language gives no meaning: not a keyword, key, unit, setting, mode or number."""
+        norm = normalise(word)
+        return not (
+            word in _keywords()
+            or norm in self.cat.keys
+            or norm in self.cat.units
+            or norm in self.cat.settings
+            or norm in self.cat.modes
+            or any(ch.isdigit() for ch in word)
+            or any(ch in word for ch in "=<>")
+        )
+
+    def _names_any(self, words: list[str]) -> bool:
+        found = self.cat.lookup([w for w in words if w])
+        return any(
+            t.types & {GPU, GPU_FAMILY, MODEL, FAMILY, APPLICATION, AREA, PROCESS, PRECISION}
+            for terms in found.values()
+            for t in terms
+        )
+
+    def _reading(self, slots: dict[str, str], check: CheckFn, spans: list[Span]) -> Reading:
+        """The cued intents' templates in priority order; if none answers, every intent's first
+        answering template, keeping those that use the most of what the sentence names."""
+        tried: list[str] = []
+        for intent in self.cued():
+            for template in intent.templates:
+                text = self.fill(template, slots)
+                if text is None or text in tried:
+                    continue
+                tried.append(text)
+                if check(text) is None:
+                    return Reading(text, intent.label, tuple(self.notes), template)
+        readings: list[Reading] = []
+        named = {k for k in ("workload", "hardware", "gpu") if k in slots}
+        for intent in self.lex.intents if named else ():  # no cue and nothing named: no reading to offer
+            for template in intent.templates:
+                text = self.fill(template, slots)
+                if text is None or text in tried:
+                    continue
+                tried.append(text)
+                if check(text) is None:
+                    readings.append(Reading(text, intent.label, tuple(self.notes), template))
+                    break
+        if readings:  # the readings that use the most of what the sentence names (and use some of it)
+            used = [len(named & set(_SLOT.findall(r.template))) for r in readings]
+            readings = [r for r, n in zip(readings, used, strict=True) if n == max(used) and n > 0]
+        if len(readings) == 1:
+            return readings[0]
+        if len(readings) > 1:
+            raise AmbiguousSentenceError(
+                "this sentence has several readings; ask one of them",
+                query=self.text,
+                suggestions=[r.canonical for r in readings[:4]],
+            )
+        raise SentenceError(
+            "kbq could not read this as a question" + (f" (it names {_named(spans)})" if spans else ""),
+            query=self.text,
+            suggestions=self.nearest(spans, slots, check, tried),
+        )
+
+    def sized(self) -> list[tuple[str, str]]:
+        """A size where a model should be ('72b', 'qwen1.5-72b-chat', 'llama 70b'): the KB's models
+        within 5% of it, narrowed to those whose name starts like the word before the size."""
+        from kbq.lang.words import Words
+
+        words = Words(self.cat, self.text)
+        for i, tok in enumerate(self.toks):
+            parts = re.split(r"[-_]", tok)
+            for k, part in enumerate(parts):
+                if not _SIZE.match(part):
+                    continue
+                models = words.models_of_size(part)
+                hint = parts[k - 1] if k > 0 else (self.toks[i - 1] if i > 0 else "")
+                prefix = re.match(r"[a-z]+", hint)
+                if prefix and len(prefix.group()) > 2:
+                    narrowed = [m for m in models if normalise(m).startswith(prefix.group())]
+                    models = narrowed or models
+                if models:
+                    return [(m, part) for m in models]
+        return []
+
+    def nearest(self, spans: list[Span], slots: dict[str, str], check: CheckFn, tried: list[str]) -> list[str]:
+        """Canonical questions built from what the sentence names (each uses some of it), each
+        checked to answer; none when it names nothing the KB knows."""
+        named = {k for k in ("workload", "hardware", "gpu") if k in slots}
+        out: list[str] = []
+        for intent in self.lex.intents:
+            for template in intent.templates:
+                if not named & set(_SLOT.findall(template)):
+                    continue
+                filled = self.fill(template, slots)
+                if filled is not None and filled not in out and check(filled) is None:
+                    out.append(filled)
+                    break
+            if len(out) >= 3:
+                break
+        return out
+
+
+_ROLES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("gpu", (GPU, GPU_FAMILY)),
+    ("workload", (MODEL, FAMILY, APPLICATION, AREA)),
+    ("process", (PROCESS,)),
+    ("precision", (PRECISION,)),
+    ("chassis", (CHASSIS_KIND,)),
+)
+_ROLE_ORDER = {"gpu": 0, "workload": 1, "budget": 2, "setting": 3, "process": 4, "precision": 5, "mode": 6}
+
+
+def _say(label: str, text: str) -> str:
+    """A name as the grammar can read it: the KB's label, or the words as typed when the label
+    holds characters the grammar keeps for structure (parentheses, commas)."""
+    return label if all(_GRAMMAR_WORD.match(w) for w in label.split()) else text
+
+
+def _fmt(value: float) -> str:
+    return str(int(value)) if value == int(value) else f"{value:g}"
+
+
+@lru_cache(maxsize=1)
+def _keywords() -> frozenset[str]:
+    """The grammar's keywords (for, on, with, where ...): words a sentence's wrapping never drops."""
+    from kbq.lang.parse import parser
+
+    return frozenset(
+        str(t.pattern.value).lower() for t in parser().terminals if t.pattern.type == "str" and str(t.pattern.value).isalpha()
+    )
+
+
+def _settings_clause(settings: list[str]) -> str:
+    if not settings:
+        return ""
+    parts = [settings[0]] + [" ".join(reversed(s.split(" ", 1))) for s in settings[1:]]  # '32k context batch 4'
+    return " with " + " ".join(parts)
+
+
+def _named(spans: list[Span]) -> str:
+    return ", ".join(f"{s.text} ({s.role})" for s in spans[:4])
+
+
+def read_sentence(text: str, catalog: Catalog, run: Run, check: CheckFn) -> Reading:
+    """The canonical question a sentence means; AmbiguousSentenceError or SentenceError otherwise."""
+    return Reader(text, catalog, run).read(check)
+
+
+# --- the door: the grammar first, the reader when it refuses ---------------------------------------
+
+
+def compile_text(text: str, catalog: Catalog, run: Run) -> Plan:
+    """The plan of a question: compiled as written when the language reads it (a canonical
+    question keeps its meaning), else the plan of the canonical question the sentence reader
+    finds, marked with it ('read as: ...'). A text neither reads raises the language's error,
+    whose suggestions are whole questions that answer (not the grammar's token list)."""
+    from kbq.lang.compile import compile_question
+
+    try:
+        return compile_question(text, catalog, run)
+    except QueryError as exc:
+        refused = exc
+    checked: dict[str, Exception | None] = {}
+
+    def check(question: str) -> Exception | None:
+        if question not in checked:
+            checked[question] = _answers(question, catalog, run)
+        return checked[question]
+
+    if _STRUCTURED.search(text):  # a condition, an order or a limit: a canonical question, maybe wrapped in words
+        embedded = Reader(text, catalog, run).embedded(check)
+        if embedded is None:
+            raise refused
+        return _marked(compile_question(embedded.canonical, catalog, run), embedded)
+
+    if isinstance(refused, AmbiguousTermError):
+        raise refused  # a name with several meanings: its candidates are the readings
+    if type(refused) is QueryError and _form(text) not in (None, "SubjectQuestion"):
+        raise refused  # the language read the form and its names: what is wrong is the question itself
+    try:
+        reading = read_sentence(text, catalog, run, check)
+    except AmbiguousSentenceError as several:
+        if type(refused) is QueryError:
+            raise refused from None  # the language understood the words: its own error, not readings of them
+        if _substituted(refused, text, check) or _form(text) not in (None, "SubjectQuestion"):
+            # 'gpu for lstmm' (the KB's close name answers) or a form the language has: its own error first
+            raise _teaching(refused, several, text, check) from None
+        raise
+    except SentenceError as unread:
+        raise _teaching(refused, unread, text, check) from None
+    if _form(text) not in (None, "SubjectQuestion") and _form(text) != _form(reading.canonical):
+        # a question of a form the language has ('speed of X on 24gb') keeps that form: its own error,
+        # with the reading as a suggestion, rather than an answer to another question
+        raise _teaching(refused, SentenceError("", suggestions=[reading.canonical]), text, check) from None
+    if _settings_named(text, catalog) - _settings_named(reading.canonical, catalog):
+        raise refused  # the reading would drop a setting the question names ('with selective recompute')
+    if _form(text) is not None and _numbers(text) - _numbers(reading.canonical):
+        raise refused  # a question the grammar read keeps its numbers ('gpu for lstm on 0 gpus')
+    return _marked(compile_question(reading.canonical, catalog, run), reading)
+
+
+def _numbers(text: str) -> set[str]:
+    """The standalone numbers of a text ('0 gpus', 'a 3090'; not the digits of 'v0.3' or '8b')."""
+    return set(re.findall(r"(?<![\w.])\d+(?![\w.])", text))
+
+
+def _marked(plan: Plan, reading: Reading) -> Plan:
+    plan.extra["read_as"] = reading.canonical
+    plan.extra["read_notes"] = list(reading.notes)
+    return plan
+
+
+def _settings_named(text: str, catalog: Catalog) -> set[str]:
+    """The settings a text names by their words ('selective recompute', 'zero', 'context')."""
+    toks = _tokens(text.lower())
+    found = set()
+    for i in range(len(toks)):
+        for j in range(i + 1, min(len(toks), i + 4) + 1):
+            setting = catalog.settings.get(normalise(" ".join(toks[i:j])))
+            rate = j < len(toks) and toks[j] in ("per", "/s", "/sec")  # 'tokens per second' is a rate, not a setting
+            if setting is not None and not rate:
+                found.add(setting.name)
+    return found
+
+
+def _form(text: str) -> str | None:
+    """The form the grammar reads a text as ('WorkloadQuestion:speed'), None when it does not parse."""
+    from kbq.lang.parse import parse
+
+    try:
+        question = parse(text)
+    except QueryError:
+        return None
+    form = getattr(question, "form", None)
+    return type(question).__name__ + (f":{form}" if form else "")
+
+
+def _answers(question: str, catalog: Catalog, run: Run) -> Exception | None:
+    """None when the canonical question compiles and answers on this KB, else why not."""
+    from kbq.errors import KbqError
+    from kbq.lang.compile import compile_question
+    from kbq.lang.run import run_plan
+
+    try:
+        run_plan(question, compile_question(question, catalog, run), catalog, run)
+    except KbqError as exc:
+        return exc
+    return None
+
+
+def _substituted(refused: QueryError, text: str, check: CheckFn) -> list[str]:
+    """The question as written with its unknown name replaced by each close name the KB suggests,
+    kept when it answers ('gpu for lstmm' -> 'gpu for LSTM')."""
+    out: list[str] = []
+    quoted = re.search(r"'([^']+)'", refused.message)
+    if quoted and refused.suggestions:
+        unknown = quoted.group(1)
+        at = text.lower().find(unknown.lower())
+        if at >= 0:
+            for name in refused.suggestions:
+                candidate = text[:at] + name + text[at + len(unknown) :]
+                if candidate != text and check(candidate) is None:
+                    out.append(candidate)
+    return out
+
+
+def _teaching(refused: QueryError, unread: QueryError, text: str, check: CheckFn) -> QueryError:
+    """The language's own error, with the nearest questions that answer as its suggestions: the
+    question with an unknown name replaced by the KB's close names, then the sentence reader's."""
+    questions = _substituted(refused, text, check)
+    questions += [q for q in unread.suggestions if q not in questions]
+    error = type(refused)(
+        refused.message,
+        query=refused.query or text,
+        column=refused.column,
+        expected=[] if questions else refused.expected,
+        suggestions=questions[:6] or refused.suggestions,
+    )
+    return error

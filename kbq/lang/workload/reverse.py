@@ -1,0 +1,115 @@
+"""Reverse questions: which models fit this hardware ('models that fit on rtx 4090 at q4_k_m',
+'models that fit on a 24gb gpu with 32k context'), and the largest of them ('largest model for
+rtx 3090'). Each model is sized by the same estimate a memory question uses (inference, its
+weights at the asked format, the KV cache at the asked context, the runtime reserve), and the
+same verdict decides: a 'fits' keeps the usable share free."""
+
+from __future__ import annotations
+
+from kbq.errors import QueryError
+from kbq.lang import ast
+from kbq.lang.catalog import Term
+from kbq.lang.context import Context
+from kbq.lang.evaluate import evaluate
+from kbq.lang.plan import Plan
+from kbq.lang.words import Hardware, PrecisionChoice, SettingValue
+from kbq.lang.workload.facts import constants
+from kbq.lang.workload.question import _accelerator, _hardware, estimate
+from kbq.store.resources import KB_NS
+
+INFERENCE = KB_NS + "Inference"
+FITTING = ("fits", "tight")
+
+
+def fitting_models(ctx: Context, clauses: tuple[ast.Clause, ...], hardware: ast.Phrase | None, *, largest: bool) -> Plan:
+    """The models of the KB that fit the hardware, largest first (or only the largest)."""
+    settings: dict[str, object] = {}
+    precision: Term | None = None
+    found: Hardware | None = None
+    loose = [c for c in clauses if isinstance(c, ast.Loose)]
+    if hardware is not None:
+        loose.insert(0, ast.Loose("on", hardware, hardware.column))
+    for clause in clauses:
+        if not isinstance(clause, ast.Loose):
+            raise ctx.error("models that fit take on / at / with clauses", getattr(clause, "column", None))
+    for clause in loose:
+        for item in ctx.words.loose(clause):
+            if isinstance(item, Hardware):
+                found = item
+            elif isinstance(item, PrecisionChoice):
+                precision = item.term
+            elif isinstance(item, SettingValue):
+                settings[item.setting.name] = item.term if item.term is not None else (True if item.value is None else item.value)
+            else:
+                raise ctx.error(f"'{clause.keyword} {clause.words.text}' does not apply to models that fit", clause.column)
+    explanation: list[str] = []
+    gpu, count = _hardware(
+        ctx, found, "models that fit on WHAT? e.g. 'models that fit on rtx 4090' or 'on a 24gb gpu'", explanation
+    )
+    if gpu is None or gpu.memory is None:
+        raise ctx.error("that GPU has no sourced memory size", None)
+    usable = constants(ctx).get("usable_share")
+    share = usable.value if usable else 1.0
+    accelerator = _accelerator(gpu)
+    process = Term(INFERENCE, ctx.cat.label(INFERENCE), frozenset())
+    models = ctx.rows(
+        "SELECT ?m ?l ?p WHERE { ?m a kbq:Model ; rdfs:label ?l ; kbq:parameterCount ?p ; kbq:numLayers ?n } ORDER BY DESC(?p) ?l"
+    )
+    rows: list[list[object]] = []
+    unsized: list[str] = []
+    assumed: set[str] = set()
+    for iri, label, params in models:
+        try:
+            est = estimate(ctx, Term(str(iri), str(label), frozenset()), process, precision, settings, count)
+        except QueryError:
+            unsized.append(str(label))
+            continue
+        ev = evaluate(est.footprint, accelerator, count, usable_share=est.scenario.usable_share)  # the one evaluation
+        need, word = ev.per_gpu_gb, ev.verdict
+        assumed.update(est.scenario.assumed(count))
+        if word in FITTING:
+            rows.append([str(label), round(float(str(params)) / 1e9, 2), est.format.label, round(need or 0.0, 2), word])
+    hardware_text = f"{count} x {gpu.label}" if count > 1 else gpu.label
+    if not rows:
+        raise QueryError(f"no model in the KB fits on {hardware_text} ({gpu.memory:g} GB per card)")
+    if largest:
+        fits = [r for r in rows if r[4] == "fits"] or rows
+        if fits[0] is not rows[0]:
+            explanation.append(f"larger but tight (less than the usable share free): {rows[0][0]} ({rows[0][3]} GB)")
+        rows = fits[:1]
+    head = (
+        f"largest model that fits on {hardware_text}: {rows[0][0]} ({rows[0][3]} GB per GPU of {gpu.memory:g} GB)"
+        if largest
+        else f"{len(rows)} models fit on {hardware_text} ({gpu.memory:g} GB per card), largest first"
+    )
+    explanation.insert(0, head)
+    explanation += [
+        f"each model sized as 'memory for MODEL inference' on {hardware_text}: 'fits' keeps {1 - share:.0%} free, "
+        "'tight' fits in the whole memory",
+        *_assumptions(assumed),
+    ]
+    if precision is None:
+        explanation.append("weights at each model's default format; ask 'at q4_k_m' (or another format) for a quantised fit")
+    if unsized:
+        explanation.append(f"not sized (facts missing): {', '.join(sorted(unsized))}")
+    columns = ["model", "parameters_b", "format", "needed_gb_per_gpu", "verdict"]
+    return Plan(
+        "models",
+        "",
+        columns,
+        units={"parameters_b": "B", "needed_gb_per_gpu": "GB"},
+        explanation=explanation,
+        extra={"rows": rows},
+    )
+
+
+def _assumptions(assumed: set[str]) -> list[str]:
+    """One line per assumption; the per-model default contexts as one line."""
+    contexts = sorted(a for a in assumed if a.startswith("context "))
+    lines = [f"assumed: {a}" for a in sorted(assumed) if a not in contexts]
+    if len(contexts) == 1:
+        lines.append(f"assumed: {contexts[0]}")
+    elif contexts:
+        sizes = ", ".join(a.split(" tokens")[0].removeprefix("context ") for a in contexts)
+        lines.append(f"assumed: each model at kbq's default context for it ({sizes} tokens; set 'with 32k context')")
+    return lines
