@@ -32,3 +32,19 @@ def unknown(var: str) -> str:
     """1 when `var` is unbound, else 0, as a sort key. Not IF(BOUND(var), 0, 1): Virtuoso 7 calls
     every variable a subquery projects bound, even where the subquery left it unbound."""
     return f"COALESCE(STRLEN(STR({var})) * 0, 1)"
+
+
+def one_row_if(term: str, var: str, condition: str, bind: dict[str, str]) -> str:
+    """A SELECT of one row, `bind`'s expressions about `term` (as `var`), when `condition` holds of
+    it, else none. Not SELECT (IF(EXISTS ..., 1, 0) AS ?ok) ... WHERE { }: Virtuoso 7 refuses an
+    EXISTS in an empty WHERE's projection (HTTP 500, SQ074); here the EXISTS sits in a FILTER and
+    the expressions in BINDs of a group that binds the variable, which all the stores answer alike."""
+    binds = " ".join(f"BIND({expr} AS {name})" for name, expr in bind.items())
+    return f"SELECT {' '.join(bind)} WHERE {{ BIND({term} AS {var}) FILTER({condition}) {binds} }}"
+
+
+def holds(pattern: str) -> str:
+    """A SELECT with one row when `pattern` (no variables) matches, none when not. Not SELECT ?t WHERE
+    { pattern } projecting a variable the pattern leaves unbound: rdflib then returns no row at all,
+    where Oxigraph and Virtuoso return one row with ?t unbound."""
+    return f"SELECT ?found WHERE {{ {pattern} BIND(1 AS ?found) }} LIMIT 1"
