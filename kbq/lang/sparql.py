@@ -34,6 +34,14 @@ def unknown(var: str) -> str:
     return f"COALESCE(STRLEN(STR({var})) * 0, 1)"
 
 
+def known_first(expr: str) -> str:
+    """`expr` as a sort key after an `unknown` key: 0 where it is unbound. Those rows are all apart
+    already (the `unknown` key sorts them last), so the 0 never decides an order; but rdflib cannot
+    ORDER BY an expression unbound on some rows (TypeError comparing None with a value), where SPARQL
+    sorts unbound lowest."""
+    return f"COALESCE({expr}, 0)"
+
+
 def one_row_if(term: str, var: str, condition: str, bind: dict[str, str]) -> str:
     """A SELECT of one row, `bind`'s expressions about `term` (as `var`), when `condition` holds of
     it, else none. Not SELECT (IF(EXISTS ..., 1, 0) AS ?ok) ... WHERE { }: Virtuoso 7 refuses an
