@@ -3,7 +3,8 @@
 Queries are assembled from parts (projected variables, patterns, order keys), never by renaming
 variables inside finished text; values reach SPARQL only through kbq.lang.terms. The quirks are
 those of the stores kbq is tested on (tests/test_stores.py: the embedded Oxigraph, an Oxigraph
-server, Virtuoso 7 and rdflib), each with the expression that works on all of them."""
+server, Virtuoso 7 and rdflib), each with the expression that works on all of them. One more sits
+where its meaning does: kbq.lang.gpu.constraints.as_of ('no release date on or after', for Virtuoso)."""
 
 from __future__ import annotations
 
@@ -56,3 +57,15 @@ def holds(pattern: str) -> str:
     { pattern } projecting a variable the pattern leaves unbound: rdflib then returns no row at all,
     where Oxigraph and Virtuoso return one row with ?t unbound."""
     return f"SELECT ?found WHERE {{ {pattern} BIND(1 AS ?found) }} LIMIT 1"
+
+
+def none_with_fallback(base: str, optional: str, test: str, fallback: str) -> str:
+    """No match of `base` fails: where `optional` matches, `test` must not hold; where it matches
+    nothing, `fallback` must not hold. That is NOT EXISTS { base OPTIONAL { optional }
+    FILTER(COALESCE(test, fallback)) }, which Virtuoso 7.2 gets wrong (its FILTER never holds inside the
+    EXISTS, so the NOT EXISTS keeps every row); two NOT EXISTS without OPTIONAL mean the same on every
+    store (given a numeric `optional` value, which is all COALESCE fell back over)."""
+    return (
+        f"(NOT EXISTS {{ {base} {optional} FILTER({test}) }}"
+        f" && NOT EXISTS {{ {base} FILTER({fallback}) FILTER NOT EXISTS {{ {optional} }} }})"
+    )

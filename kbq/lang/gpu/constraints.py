@@ -274,16 +274,15 @@ def power(ctx: Context, psu_watts: float, cards: int) -> tuple[Constraint, Statu
         f"power: where the GPU's maker recommends a system power for one card, that is the first card's need instead:"
         f" recommended + {cards - 1} more x board power <= {psu_watts:g} W"
     )
-    # the maker's figure when the KB has one, the formula when it has none: two NOT EXISTS, not one over
-    # an OPTIONAL ?rsp with COALESCE(rsp test, formula test) in its FILTER, because Virtuoso 7.2 keeps
-    # every GPU with that form (the FILTER never holds inside its EXISTS; parity failed on the PSU question)
+    # the maker's figure when the KB has one, the formula when it has none (sparql.none_with_fallback:
+    # the form Virtuoso 7.2 answers right)
     with_rsp = f"{double('?rsp')} + {terms.double(float(cards - 1))} * {double('?w')} > {terms.double(psu_watts)}"
     return (
         Constraint(
             f"a {psu_watts:g} W power supply for {cards} card(s)",
-            f"(NOT EXISTS {{ ?gpu kbq:tdp ?w ; kbq:recommendedSystemPower ?rsp FILTER({with_rsp}) }}"
-            f" && NOT EXISTS {{ ?gpu kbq:tdp ?w FILTER({double('?w')} > {per_card})"
-            " FILTER NOT EXISTS { ?gpu kbq:recommendedSystemPower ?anyRsp } })",
+            sparql.none_with_fallback(
+                "?gpu kbq:tdp ?w .", "?gpu kbq:recommendedSystemPower ?rsp .", with_rsp, f"{double('?w')} > {per_card}"
+            ),
         ),
         Status("no sourced board power (TDP)", "EXISTS { ?gpu kbq:tdp ?w }"),
         notes,
