@@ -141,7 +141,8 @@ def rdflib_answers(
             stdin=subprocess.PIPE,
             stdout=err,
             stderr=subprocess.STDOUT,
-            env=kbq_env(),
+            # the repository's kbq, not an installed copy: a script's own folder heads sys.path, not the cwd
+            env={**kbq_env(), "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))},
             cwd=ROOT,
         )
     assert proc.stdin is not None
