@@ -10,7 +10,7 @@ EXIT_CODES = {
     1: "no result: the question is well formed but nothing satisfies it (NoResultError)",
     2: "the question, a query or a file is wrong (the error says what and where)",
     3: "the snapshot cache cannot be read or written (CacheError)",
-    4: "with --check only: the answer is 'does not fit', or no candidate remains",
+    4: "with --check only: the verdict's fits is false ('tight', 'does not fit', 'cannot run'), or no candidate remains",
     70: "internal error (a bug: set KBQ_DEBUG=1 for a traceback)",
     130: "interrupted (Ctrl-C)",
 }

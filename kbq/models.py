@@ -45,9 +45,10 @@ class Entity(_Frozen):
 
 
 class Verdict(_Frozen):
-    """Whether a workload fits the GPUs asked: `fits` is false only for 'does not fit' and 'cannot
-    run' (the GPU lacks the precision's compute path); 'tight' fits with less than the usable
-    share free. Memory in GB per GPU."""
+    """Whether a workload fits the GPUs asked: `fits` is kbq.lang.evaluate's Evaluation.fits, true
+    only for 'fits'. 'tight' is within the card's raw memory but over its usable share (which is
+    why 'how many' asks one more card); 'cannot run': the GPU lacks the precision's compute path.
+    Memory in GB per GPU."""
 
     status: Literal["fits", "tight", "does not fit", "cannot run"]
     fits: bool
@@ -67,6 +68,7 @@ class Price(_Frozen):
     date: str | None = None
     source: str | None = None
     per_card_usd: float | None = None
+    per: str | None = None  # 'hour' for a cloud rate (usd per hour); None: a purchase price
 
 
 class Tier(_Frozen):
@@ -75,8 +77,10 @@ class Tier(_Frozen):
     tier: str
     gpu: str
     count: int | None = None
-    price: Price | None = None
+    price: Price | None = None  # the cloud tier: the instance's on-demand rate per hour (per_card_usd: per GPU-hour)
     why: str = ""
+    instance: str | None = None  # the cloud tier only: the instance type and its provider
+    provider: str | None = None
 
 
 class Answer(_Frozen):

@@ -246,7 +246,8 @@ def _price(price: object) -> str:
     """'$999 launch MSRP 2022-12': a price with its kind and month."""
     if not isinstance(price, dict):
         return "-"
-    return f"${price['usd']:,.0f} {price['kind']} {str(price.get('date') or '')[:7]}".rstrip()
+    amount = f"${price['usd']:,.2f}/h" if price.get("per") == "hour" else f"${price['usd']:,.0f}"
+    return f"{amount} {price['kind']} {str(price.get('date') or '')[:7]}".rstrip()
 
 
 def table(columns: Sequence[str], rows: Sequence[Sequence[Value]], *, width: int, color: bool) -> str:

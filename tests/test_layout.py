@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 PKG = Path(__file__).resolve().parents[1] / "kbq"
-SHARED = {"kbq.errors", "kbq.version", "kbq"}  # leaf modules every layer may use
+SHARED = {"kbq.errors", "kbq.version", "kbq", "kbq.bounded", "kbq.sanitize"}  # leaf modules every layer may use
 ALLOWED = {
     "store": {"store"},
     "build": {"build", "store"},
@@ -40,6 +40,14 @@ def _layer(module: str) -> str | None:
 
 
 MODULES = sorted(p for p in PKG.rglob("*.py"))
+
+
+@pytest.mark.parametrize("leaf", sorted(SHARED - {"kbq"}))
+def test_shared_leaf_modules_import_no_layer(leaf: str) -> None:
+    """A module every layer may use must itself stand below every layer."""
+    path = PKG / (leaf.split(".", 1)[1] + ".py")
+    layers = sorted(m for m in _imports(path) if _layer(m) is not None)
+    assert not layers, f"{leaf} is shared by every layer, so it may not import {layers}"
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PKG)))

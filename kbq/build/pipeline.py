@@ -17,10 +17,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 import time
-import uuid
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -298,7 +296,7 @@ def build(
     inferred = _count_graph(store, resources.INFERRED_GRAPH)
     store.bulk_extend(_name_index(store))
     key = path.name.removeprefix("snapshot-").split(".", 1)[0]
-    work = Path(tmp) if tmp is not None else path.with_name(f"{path.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    work = Path(tmp) if tmp is not None else path.with_name(f"{path.name}.tmp-{os.getpid()}-{os.urandom(4).hex()}")
     try:
         work.mkdir(parents=True, exist_ok=True)
         disk = ox.Store(str(work))
@@ -320,6 +318,7 @@ def build(
         snapshot.write_manifest(str(work), info)  # written last: marks a complete build
         os.rename(work, path)
     except (OSError, RuntimeError) as exc:
+        import shutil  # lazy: answering a question opens a snapshot and never pays it
         shutil.rmtree(work, ignore_errors=True)
         reason_text = getattr(exc, "strerror", None) or str(exc)
         raise CacheError(f"cannot write the snapshot at {path}: {reason_text}") from None
@@ -434,6 +433,7 @@ def _build_isolated(
     finally:
         for thread in threads:
             thread.join(5)
+        import shutil  # lazy: answering a question opens a snapshot and never pays it
         shutil.rmtree(tmp, ignore_errors=True)
     if proc.returncode == 0:
         return
@@ -487,7 +487,7 @@ _BYPASS: list[str] = []  # temporary cache folders of this process (an unwritabl
 
 def _writable_tmp(root: str, key: str) -> str:
     os.makedirs(root, exist_ok=True)
-    tmp = os.path.join(root, f"snapshot-{key}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    tmp = os.path.join(root, f"snapshot-{key}.tmp-{os.getpid()}-{os.urandom(4).hex()}")
     os.mkdir(tmp)
     return tmp
 
@@ -498,6 +498,7 @@ def _bypass_root(root: str, exc: OSError, say: Progress) -> str:
 
     if not _BYPASS:
         folder = tempfile.mkdtemp(prefix="kbq-cache-")
+        import shutil  # lazy: answering a question opens a snapshot and never pays it
         atexit.register(shutil.rmtree, folder, ignore_errors=True)
         _BYPASS.append(folder)
         say(
@@ -557,6 +558,7 @@ def ensure(
             os.close(held)
         raise
     finally:
+        import shutil  # lazy: answering a question opens a snapshot and never pays it
         shutil.rmtree(tmp, ignore_errors=True)
     snapshot.adopt(final, held)
     opened = snapshot.open_existing(final)

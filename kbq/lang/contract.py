@@ -13,6 +13,7 @@ KB = "https://kbq.dev/kb/"
 # kbq: terms the code reads (SPARQL it writes, IRIs it compares)
 TERMS = frozenset(
     (
+        "trustRank",  # a size alone: the best-sourced models first
         "Backend",  # issue17: calibrated constants, backends, capacity questions, training stacks
         "extraBytesPerParameter",
         "flopsPerParameterToken",
@@ -48,6 +49,7 @@ TERMS = frozenset(
         "ChassisKind",
         "ChassisThreshold",
         "CloudInstance",
+        "PowerLimitMeasurement",
         "Constant",
         "Defaults",
         "FillerWord",
@@ -132,8 +134,11 @@ TERMS = frozenset(
         "measuredPrecision",
         "memory",
         "memoryBandwidth",
+        "memoryGuideline",
         "minCards",
+        "limitedGpu",
         "minComputeCapability",
+        "minimumMemory",
         "minValue",
         "multiGpu",
         "nativePrecision",
@@ -147,6 +152,7 @@ TERMS = frozenset(
         "parameterCount",
         "perAccelerator",
         "perAcceleratorUnit",
+        "powerLimit",
         "priceKind",
         "priceOf",
         "priceUsd",
@@ -182,7 +188,11 @@ TERMS = frozenset(
         "takesNumber",
         "tdp",
         "tensorParallel",
+        "throughputShareAtLeast",
+        "versionMajor",
+        "versionMinor",
         "tier",
+        "trustRank",
         "trainedModel",
         "trainingGpu",
         "trainingTokens",
@@ -250,6 +260,7 @@ SETTINGS = frozenset(
         "offload",
         "optimizer",
         "output_tokens",
+        "power_limit",
         "psu",
         "pue",
         "recompute_full",

@@ -4,14 +4,15 @@ Every door shows the same: the CLI prints `headline` first, the page shows it ab
 and `--format json`, /ask and the library carry it with
 
 * `verdict` (memory and fit answers): {status, fits, gpu, gpus, per_gpu_gb, capacity_gb,
-  usable_gb, headroom_gb}; status is "fits", "tight" (within the card, with less than the usable
-  share free) or "does not fit" ("cannot run" when the GPU lacks the precision's compute path);
-  `fits` is false only for "does not fit" and "cannot run", which is when `kbq --check` exits 4;
+  usable_gb, headroom_gb}; status is "fits", "tight" (within the card's raw capacity but over its
+  usable share, so 'how many' asks one more card) or "does not fit" ("cannot run" when the GPU lacks
+  the precision's compute path); `fits` is kbq.lang.evaluate's `Evaluation.fits`: true only for
+  "fits", and `kbq --check` exits 4 exactly when it is false;
 * `recommended` (rankings for a workload): the first candidate's name;
 * `tiers` (rankings for a workload): the picks a buyer weighs, each {tier, gpu, count, price, why};
 * `numbers` (speed, time, how many): the estimate's figures by name.
 
-The verdict record is built by `verdict()` alone (the compiler calls it where it knows the need);
+The verdict record is built by `verdict()` alone, from an Evaluation (never recomputed here);
 the headline is written here for every kind, from the shaped answer.
 """
 
@@ -25,29 +26,29 @@ from kbq.store.executor import Value
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from kbq.lang.evaluate import Evaluation
     from kbq.lang.plan import Plan
 
-NOT_FITTING = ("does not fit", "cannot run")
-
-
-def verdict(
-    gpu: str, gpus: int, per_gpu_gb: float, capacity_gb: float, usable_share: float, *, status: str | None = None
-) -> dict[str, Value]:
-    """The structured verdict of a memory or fit answer (the one record every door shows); the
-    status is kbq.lang.evaluate's verdict unless the caller knows better ('cannot run': the GPU
-    lacks the precision's compute path)."""
-    from kbq.lang.evaluate import verdict as rule
-
-    word = status or rule(per_gpu_gb, capacity_gb, usable_share)
+def verdict(ev: Evaluation, gpu: str, *, status: str | None = None) -> dict[str, Value]:
+    """The structured verdict of a memory or fit answer (the one record every door shows), read
+    from kbq.lang.evaluate's Evaluation: `fits` is `Evaluation.fits` (true only for "fits"; "tight"
+    is within the raw capacity but not the usable share, which is why 'how many' asks one more
+    card), so a fit question, `--check` and 'how many' never disagree. `status` overrides the
+    evaluation's word only with "cannot run" (the GPU lacks the precision's compute path)."""
+    if status is not None and status != "cannot run":
+        raise ValueError(f"a verdict's status comes from the evaluation; only 'cannot run' overrides it, not {status!r}")
+    if ev.capacity_gb is None or ev.usable_gb is None:
+        raise ValueError("a verdict needs an evaluation of a card with a sourced memory size")
+    need = ev.per_gpu_gb if ev.per_gpu_gb is not None else ev.total_gb  # no valid split: the whole need
     return {
-        "status": word,
-        "fits": word not in NOT_FITTING,
+        "status": status or ev.verdict,
+        "fits": ev.fits and status is None,
         "gpu": gpu,
-        "gpus": gpus,
-        "per_gpu_gb": round(per_gpu_gb, 2),
-        "capacity_gb": round(capacity_gb, 2),
-        "usable_gb": round(capacity_gb * usable_share, 2),
-        "headroom_gb": round(capacity_gb - per_gpu_gb, 2),
+        "gpus": ev.count,
+        "per_gpu_gb": round(need, 2),
+        "capacity_gb": round(ev.capacity_gb, 2),
+        "usable_gb": round(ev.usable_gb, 2),
+        "headroom_gb": round(ev.capacity_gb - need, 2),
     }
 
 
@@ -134,7 +135,7 @@ def decide(
             decode, prefill = d.numbers.get("decode_tokens_per_s"), d.numbers.get("prefill_tokens_per_s")
             d.headline = f"about {_fmt(decode)} tokens/s decode, {_fmt(prefill)} prefill on {hardware} (estimate)"
             if v and not v["fits"]:
-                d.headline = f"does not fit ({_fmt(v['per_gpu_gb'])} GB per GPU of {_fmt(v['capacity_gb'])}); " + d.headline
+                d.headline = f"{v['status']} ({_fmt(v['per_gpu_gb'])} GB per GPU of {_fmt(v['capacity_gb'])}); " + d.headline
         else:
             hours, days = d.numbers.get("gpu_hours"), d.numbers.get("wall_clock_days")
             d.headline = f"about {_fmt(days)} days ({_fmt(hours)} GPU-hours) on {hardware} (estimate)"

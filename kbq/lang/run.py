@@ -272,10 +272,45 @@ def shape_gpus(plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run, 
             plan.columns, candidates, run, limit_cards=box if isinstance(box, int) else None, first_rank=first_rank,
             as_of=plan.extra.get("as_of"),
         )  # fmt: skip
+        from kbq.lang.tiers import cloud
+
+        rented = cloud(plan.extra.get("cloud"), run)
+        if rented is not None:
+            found.append(rented)
         if found:
             extra["tiers"] = found
             explanation += tier_notes
+    explanation += _multi_gpu_assumed(plan, rows, extra.get("tiers"))
+    explanation[1:1] = _stack_caveat(plan, rows, run)
     return Shaped(rows, plan.columns, explanation, removed, extra)
+
+
+def _stack_caveat(plan: Plan, rows: list[list[Value]], run: Run) -> list[str]:
+    """The software stack of the card that leads a ranking, graded (kbq.lang.tiers.software): a
+    weaker one (on no official support list in the KB, or dropped by its SDK's newest release) is
+    marked as a caveat, so a consumer AMD card leading a training ranking comes with its stack."""
+    if not rows or not plan.extra.get("profile") or "gpu" not in plan.columns:
+        return []
+    from kbq.lang.tiers import software, stacks
+
+    lead = rows[0]
+    iri = str(lead[plan.columns.index("gpu")])
+    found = stacks(run, [iri]).get(iri)
+    name = lead[plan.columns.index("name")] if "name" in plan.columns else iri
+    return [f"{name} leads the ranking; {software(found)}"]
+
+
+def _multi_gpu_assumed(plan: Plan, rows: list[list[Value]], found: object) -> list[str]:
+    """The scenario's several-GPU assumptions (a sharding default), only when a shown candidate or
+    a tier needs more than one card: an answer lists the assumptions that apply, no others."""
+    texts = plan.extra.get("multi_gpu_assumed") or []
+    at = plan.columns.index("cards_needed") if "cards_needed" in plan.columns else None
+    if not texts or at is None:
+        return []
+    counts = [r[at] for r in rows] + [t.get("count") for t in (found if isinstance(found, list) else []) if isinstance(t, dict)]
+    if not any(isinstance(n, int) and n > 1 for n in counts):
+        return []
+    return [f"assumed (where more than one card is needed): {a}" for a in texts if isinstance(a, str)]
 
 
 def shape_why(plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run, explain: bool) -> Shaped:

@@ -10,7 +10,7 @@ value ranking does), and the fastest (the profile's first). Every price says its
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from kbq.lang import terms
 from kbq.lang.cards import prices as card_prices
@@ -20,26 +20,76 @@ from kbq.store.executor import Value
 DEFAULT_CARDS = "tier_max_cards"
 
 
-def stacks(run: Run, gpus: list[str]) -> dict[str, list[str]]:
-    """GPU -> the SDKs (CUDA Toolkit, ROCm, oneAPI ...) with a release the KB lists as supporting it."""
+class Stack(NamedTuple):
+    """One SDK's support of a card: the newest release in the KB that lists it, and the SDK's
+    newest release in the KB (when the versions differ, the card was dropped since)."""
+
+    sdk: str
+    release: str
+    version: int  # major x 1000 + minor
+    newest: str
+    newest_version: int
+
+    @property
+    def current(self) -> bool:
+        return self.version == self.newest_version
+
+
+def stacks(run: Run, gpus: list[str]) -> dict[str, list[Stack]]:
+    """GPU -> per SDK (CUDA Toolkit, PyTorch's CUDA wheels, ROCm ...) the newest release the KB
+    lists as supporting it (CUDA and PyTorch: the release's compute-capability range,
+    rules/cuda-support.rq; ROCm: AMD's official Linux support list per release), with the SDK's
+    newest release in the KB to grade it by."""
     if not gpus:
         return {}
     values = " ".join(terms.iri(g) for g in gpus)
     rows = run(
         PREFIXES
-        + f"""SELECT DISTINCT ?gpu ?sdk WHERE {{ VALUES ?gpu {{ {values} }}
-  ?release kbq:supportsGpu ?gpu ; kbq:releaseOf ?s . ?s rdfs:label ?sdk }} ORDER BY ?gpu ?sdk"""
+        + f"""SELECT ?gpu ?sdk ?rel ?v ?newest WHERE {{ VALUES ?gpu {{ {values} }}
+  ?r kbq:supportsGpu ?gpu ; kbq:releaseOf ?s ; kbq:versionMajor ?maj ; kbq:versionMinor ?min ; rdfs:label ?rel .
+  ?s rdfs:label ?sdk . BIND(?maj * 1000 + ?min AS ?v)
+  {{ SELECT ?s (MAX(?M * 1000 + ?m) AS ?newest) WHERE {{ ?x kbq:releaseOf ?s ; kbq:versionMajor ?M ; kbq:versionMinor ?m }}
+     GROUP BY ?s }}
+}} ORDER BY ?gpu ?sdk DESC(?v) ?rel"""
     ).rows
-    out: dict[str, list[str]] = {}
-    for gpu, sdk in rows:
-        out.setdefault(str(gpu), []).append(str(sdk))
+    newest_label = {
+        str(sdk): str(label)
+        for (sdk, label) in run(
+            PREFIXES
+            + """SELECT ?sdk (MIN(?l) AS ?label) WHERE { ?x kbq:releaseOf ?s ; kbq:versionMajor ?M ; kbq:versionMinor ?m ;
+  rdfs:label ?l . ?s rdfs:label ?sdk .
+  { SELECT ?s (MAX(?M2 * 1000 + ?m2) AS ?top) WHERE { ?y kbq:releaseOf ?s ; kbq:versionMajor ?M2 ; kbq:versionMinor ?m2 }
+    GROUP BY ?s }
+  FILTER(?M * 1000 + ?m = ?top) } GROUP BY ?sdk"""
+        ).rows
+    }
+    out: dict[str, list[Stack]] = {}
+    for gpu, sdk, release, version, newest in rows:
+        found = out.setdefault(str(gpu), [])
+        if not any(x.sdk == str(sdk) for x in found):  # the newest supporting release comes first
+            found.append(Stack(str(sdk), str(release), int(version), newest_label.get(str(sdk), ""), int(newest)))  # type: ignore[arg-type]
     return out
 
 
-def _software(found: list[str] | None) -> str:
+def software(found: list[Stack] | None) -> str:
+    """The card's software stack, graded: supported by its SDK's newest release in the KB; only by
+    older releases (dropped since); or on no official support list in the KB."""
     if not found:
-        return "software: no SDK release in the KB lists it as supported"
-    return "software: " + ", ".join(found) + " (releases listing it as supported)"
+        return (
+            "software (caveat): on no official support list in the KB"
+            " (no CUDA Toolkit, PyTorch, ROCm or Intel Extension for PyTorch release lists it)"
+        )
+    current = [x for x in found if x.current]
+    dropped = "; ".join(f"dropped by {x.newest} (supported up to {x.release})" for x in found if not x.current)
+    if current:
+        text = "software: " + ", ".join(f"{x.release} supports it" for x in current) + " (the newest releases in the KB)"
+        return text + (f"; caveat: {dropped}" if dropped else "")
+    return "software (caveat): " + dropped
+
+
+def weaker(found: list[Stack] | None) -> bool:
+    """A stack to caveat: on no official support list, or only on releases older than the newest."""
+    return not found or not any(x.current for x in found)
 
 
 def _thermal(cooling: Value, box: int | None) -> str:
@@ -104,14 +154,14 @@ def tiers(
 
     out: list[dict[str, Any]] = []
 
-    software = stacks(run, [str(r[col["gpu"]]) for r in rows])
+    supported = stacks(run, [str(r[col["gpu"]]) for r in rows])
     cooling_at = col.get("cooling")
 
     def add(tier: str, row: list[Value] | None, price: dict[str, Any] | None, why: str) -> None:
         if row is None:
             return
         n = cards(row)
-        notes = [why, _software(software.get(str(row[col["gpu"]])))]
+        notes = [why, software(supported.get(str(row[col["gpu"]])))]
         if cooling_at is not None:
             notes.append(_thermal(row[cooling_at], limit_cards))
         why_all = "; ".join(x for x in notes if x)
@@ -152,3 +202,47 @@ def tiers(
             add(f"fastest{suffix}", row, config, f"first by the profile; {_money(config)}")
     notes = [f"tiers: configurations of up to {cap} card(s)" + ("" if limit_cards else f" ({why_default})")]
     return out, notes
+
+
+CLOUD_TIER = "cloud (cheapest)"
+
+
+def cloud(plan_data: object, run: Run) -> dict[str, Any] | None:
+    """The cloud tier: the lowest-rate instance that holds the workload, by the `instances` form's
+    own plan and evaluation (kbq.lang.gpu.evaluated.evaluate_instances), with its hourly rate,
+    provider and the rate's date; None when no instance in the KB holds it."""
+    if not isinstance(plan_data, (list, tuple)):
+        return None
+    from kbq.lang.gpu.evaluated import evaluate_instances
+    from kbq.lang.plan import Plan
+
+    plan = Plan.from_data(tuple(plan_data))
+    rows, columns = evaluate_instances(plan, run(plan.sparql).rows)
+    if not rows:
+        return None
+    col = {c: i for i, c in enumerate(columns)}
+    first = rows[0]  # the plan orders by hourly rate, lowest first; evaluation kept those that fit
+
+    def at(name: str) -> Value:
+        return first[col[name]] if name in col else None
+
+    rate, per_gpu = at("price"), at("per_gpu_hour")
+    price = (
+        {"usd": float(rate), "kind": "on-demand rate", "per": "hour", "date": str(at("price_date") or ""),
+         "per_card_usd": float(per_gpu) if isinstance(per_gpu, (int, float)) else None}
+        if isinstance(rate, (int, float))
+        else None
+    )  # fmt: skip
+    tokens = at("tokens_per_s")
+    speed = f"; about {tokens:,.0f} tokens/s decode (estimate)" if isinstance(tokens, (int, float)) else ""
+    rate_text = f"${rate:,.2f}/h on demand, {str(at('price_date') or '')[:7]}" if isinstance(rate, (int, float)) else "no rate"
+    return {
+        "tier": CLOUD_TIER,
+        "gpu": str(at("gpu_model") or ""),
+        "count": at("gpus") if isinstance(at("gpus"), int) else None,
+        "price": price,
+        "why": f"{at('name')} on {at('provider')}: the lowest hourly rate in the KB among instances that hold it;"
+        f" {rate_text}{speed}",
+        "instance": str(at("name") or ""),
+        "provider": str(at("provider") or ""),
+    }

@@ -255,8 +255,10 @@ def placement(ctx: Context, chassis: Chassis) -> tuple[list[Constraint], list[St
     return constraints, statuses, notes
 
 
-def power(ctx: Context, psu_watts: float, cards: int) -> tuple[Constraint, Status, list[str]]:
-    """N cards' board power plus the sourced host allowance within the PSU's usable share."""
+def power(ctx: Context, psu_watts: float, cards: int, limit: float | None = None) -> tuple[Constraint, Status, list[str]]:
+    """N cards' board power plus the sourced host allowance within the PSU's usable share; with a
+    per-card power limit ('at 280 w per card') each card draws the lower of its board power and
+    the limit, and the maker's recommended system power (stated for stock power) is not used."""
     rows = ctx.rows(
         "SELECT ?host ?share ?src WHERE { ?b a kbq:PowerBudget ; kbq:hostAllowance ?host ; kbq:psuUsableShare ?share ."
         " OPTIONAL { ?b dcterms:source ?src } } ORDER BY ?b ?src LIMIT 1"  # ordered: LIMIT 1 alone picks any row
@@ -270,6 +272,20 @@ def power(ctx: Context, psu_watts: float, cards: int) -> tuple[Constraint, Statu
     if not rows:
         notes.append("power: no sourced host allowance in the KB; only the cards' board power is counted")
     per_card = terms.double(budget / cards)
+    if limit is not None:
+        draw = f"IF({double('?w')} > {terms.double(limit)}, {terms.double(limit)}, {double('?w')})"
+        notes.append(
+            f"power: each card limited to {limit:g} W draws the lower of its board power and {limit:g} W; the makers'"
+            " recommended system power is for stock power, so the formula above applies to every card"
+        )
+        return (
+            Constraint(
+                f"a {psu_watts:g} W power supply for {cards} card(s) at {limit:g} W per card",
+                f"NOT EXISTS {{ ?gpu kbq:tdp ?w FILTER({draw} > {per_card}) }}",
+            ),
+            Status("no sourced board power (TDP)", "EXISTS { ?gpu kbq:tdp ?w }"),
+            notes,
+        )
     notes.append(
         f"power: where the GPU's maker recommends a system power for one card, that is the first card's need instead:"
         f" recommended + {cards - 1} more x board power <= {psu_watts:g} W"

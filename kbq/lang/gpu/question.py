@@ -13,6 +13,7 @@ from kbq.lang.contract import STRATEGIES
 from kbq.lang.evaluate.cost import PRICE_RULE, Tco
 from kbq.lang.evaluate.split import cards_needed
 from kbq.lang.gpu import columns, constraints, explain, ordering
+from kbq.lang.gpu.constraints import double
 from kbq.lang.gpu.ordering import Metric, Profile
 from kbq.lang.plan import Plan
 from kbq.lang.scenario import check_count, check_settings, default_process
@@ -66,6 +67,7 @@ def understand(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Ask:
     cards: int | None = None
     as_of: str | None = None
     psu: float | None = None
+    power_cap: float | None = None  # 'at 280 w per card'
     order = limit = authority = authority_column = None
     chassis: Chassis | None = None
     ceilings: list[Ceiling] = []
@@ -111,13 +113,18 @@ def understand(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Ask:
                 elif isinstance(item, SettingValue):
                     if item.setting.name == "psu":
                         psu = item.value
+                    elif item.setting.name == "power_limit":
+                        power_cap = item.value
                     else:
                         settings[item.setting.name] = (
                             item.term if item.term is not None else (True if item.value is None else item.value)
                         )
                         settings["_column_" + item.setting.name] = item.column
     found += [constraints.ceiling(c, as_of) for c in ceilings]
-    check_settings(ctx, {**settings, **({"psu": psu} if psu is not None else {})})
+    named = {"psu": psu, "power_limit": power_cap}
+    check_settings(ctx, {**settings, **{k: v for k, v in named.items() if v is not None}})
+    if power_cap is not None:
+        notes.append(power_limit_note(ctx, float(power_cap)))
     if chassis is not None:
         cards = chassis.cards or cards
         placed, placed_status, placed_notes = constraints.placement(ctx, chassis._replace(cards=cards))
@@ -125,7 +132,7 @@ def understand(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Ask:
         statuses += placed_status
         notes += placed_notes
     if psu is not None:
-        c, status, power_notes = constraints.power(ctx, psu, cards or 1)
+        c, status, power_notes = constraints.power(ctx, psu, cards or 1, float(power_cap) if power_cap is not None else None)
         found.append(c)
         statuses.append(status)
         notes += power_notes
@@ -138,6 +145,26 @@ def understand(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Ask:
         subject, workload, process, defaulted, precision, found, statuses, notes, settings, cards, as_of, order, limit,
         authority, authority_column,
     )  # fmt: skip
+
+
+def power_limit_note(ctx: Context, limit: float, gpu: str | None = None) -> str:
+    """What a power limit changes: each card's draw in the power-supply check, and speed only where
+    a sourced measurement covers the card at that limit (kbq:PowerLimitMeasurement); elsewhere kbq
+    says it does not estimate speed at that limit (no formula relates power to speed)."""
+    where = f"kbq:limitedGpu {terms.iri(gpu)} ;" if gpu else "kbq:limitedGpu ?g ;"
+    rows = ctx.rows(
+        f"""SELECT ?label ?at ?share ?tdp WHERE {{ ?m a kbq:PowerLimitMeasurement ; {where} kbq:powerLimit ?at ;
+  kbq:throughputShareAtLeast ?share ; rdfs:label ?label . ?m kbq:limitedGpu ?c . ?c kbq:tdp ?tdp .
+  FILTER({terms.double(limit)} >= ?at && {terms.double(limit)} <= ?tdp) }} ORDER BY DESC(?at) LIMIT 1"""
+    )
+    text = f"power limit: {limit:g} W per card lowers each card's draw in the power-supply check"
+    if rows:
+        label, at, share, tdp = rows[0]
+        return text + (
+            f"; speed: at least {float(share):.0%} of stock-power throughput between {float(at):g} W and {float(tdp):g} W,"  # type: ignore[arg-type]
+            f" measured for {label} (other cards: not estimated)"
+        )
+    return text + "; speed at that limit is not estimated (no measurement in the KB covers it)"
 
 
 def memory_fit(ctx: Context, ask: Ask, workload: Term | None, notes: list[str]) -> Estimate | None:
@@ -166,9 +193,35 @@ def memory_fit(ctx: Context, ask: Ask, workload: Term | None, notes: list[str]) 
         " (tensor parallel when it divides the heads, else a layer split; sharded data parallel for training),"
         " as 'how many ...' says; 'memory for ...' shows every formula"
     )
-    notes += [f"assumed: {a}" for a in est.scenario.assumed(ask.cards or 2)]
+    # the assumptions that apply on one card; those that apply only to several (a sharding default)
+    # are added by the shaper when a shown candidate or tier needs more than one (multi_gpu_assumed)
+    notes += [f"assumed: {a}" for a in est.scenario.assumed(ask.cards or 1)]
     notes += est.notes
     return est
+
+
+def _cloud_plan(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> tuple[object, ...] | None:
+    """The cloud tier's plan: the `instances` form for the same workload (its settings and 'as of'
+    date; where-conditions on GPUs do not carry over to instances), evaluated at run time by the
+    same kbq.lang.gpu.evaluated.evaluate_instances that answers 'cheapest instance for ...'."""
+    from kbq.lang.instances import INSTANCE, compile_instances
+
+    kept = tuple(c for c in q.clauses if isinstance(c, (ast.Loose, ast.AsOf)))
+    cls = Term(INSTANCE, "cloud instance", frozenset())
+    try:
+        plan = compile_instances(ctx, q._replace(clauses=kept), Subject(cls))
+    except QueryError:
+        return None  # the ranking answers without its cloud tier; the instances form says why
+    return plan.to_data()
+
+
+def multi_gpu_assumed(fit: Estimate | None, cards: int | None) -> list[str]:
+    """The scenario's assumptions that apply only on several GPUs and are not yet listed (a machine
+    of `cards` lists them already): shown once a candidate needs more than one card."""
+    if fit is None or (cards or 1) > 1:
+        return []
+    one = set(fit.scenario.assumed(1))
+    return [a for a in fit.scenario.assumed(2) if a not in one]
 
 
 TRAINING_MEASURE = "accelerator-minutes"
@@ -262,7 +315,7 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
         profile, profile_notes = ordering.choose(ctx, workload_term, ask.authority, ask.authority_column)
     mode = subject.mode
     strategy = mode.strategy if mode else "profile"
-    if profile is None and mode is not None and strategy == "profile":
+    if profile is None and mode is not None and strategy in ("profile", "value"):
         # 'best gpu' with no workload: deep learning in general (the profile that applies to any
         # algorithm, or the default authority's), not a list by name
         profile, profile_notes = ordering.choose(ctx, None, None, None)
@@ -291,6 +344,8 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
         notes += precision_notes
     if fit is not None and ask.cards:
         found.append(_fits_in(ctx, fit, ask.cards))
+    if profile is not None and fit is None and not any(c.text.split(" ")[0] == "memory" for c in found):
+        found += _memory_guideline(ctx, profile, q)
     # --- columns ---------------------------------------------------------------------------
     shown: list[Key] = []
     metrics: list[list[Metric]] = []
@@ -465,6 +520,8 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
             "picture": _picture(ctx, ask, strategy, order_keys, method, profile_line),
             "as_of": ask.as_of,  # the tiers' prices are the ones valid then (kbq.lang.tiers)
             "box_cards": ask.cards,  # the machine asked ('in an 8-card server'): the tiers' count limit
+            "multi_gpu_assumed": multi_gpu_assumed(fit, ask.cards),
+            "cloud": _cloud_plan(ctx, q, subject) if fit is not None else None,
             "evaluation": _evaluation_spec(ctx, ask, strategy, fit, tco, computed, profile, substitute, rate, bool(statuses)),
         },
     )
@@ -490,6 +547,33 @@ def _picture(
         "profile": profile_line,
         "lower_is_better_measures": [TRAINING_MEASURE],
     }
+
+
+def _memory_guideline(ctx: Context, profile: Profile, q: ast.SubjectQuestion) -> list[Constraint]:
+    """Where memory decides and no model gives a need to compute: the profile's sourced minimum
+    memory for its use (kbq:memoryGuideline, e.g. Dettmers's >= 10 GB for prototyping), unless the
+    question sets its own memory condition ('where memory >= 8')."""
+    memory = ctx.cat.keys.get("memory")
+    if memory is None or any(
+        ctx.cat.key(w.text, query=ctx.text, column=w.column) is memory
+        for w in constraints.keys_in(_where_of(q))
+        if w.text.lower() != constraints.NAME_KEY
+    ):
+        return []
+    rows = ctx.rows(
+        f"""SELECT ?label ?min ?src WHERE {{ {terms.iri(profile.iri)} kbq:memoryGuideline ?g .
+  ?g rdfs:label ?label ; kbq:minimumMemory ?min ; dcterms:source ?src }} LIMIT 1"""
+    )
+    if not rows:
+        return []
+    label, least, _src = rows[0]
+    gb = float(least)  # type: ignore[arg-type]
+    return [
+        Constraint(
+            f"memory >= {gb:g} GB ({profile.authority_label}: {label}; 'where memory >= N' sets another)",
+            f"EXISTS {{ ?gpu kbq:memory ?guide_mem FILTER({double('?guide_mem')} >= {gb}) }}",
+        )
+    ]
 
 
 def _fits_in(ctx: Context, fit: Estimate, cards: int) -> Constraint:

@@ -282,7 +282,7 @@ def _memory_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:
             if ev.cards_needed is not None and ev.cards_needed != count:
                 notes.append(f"cards needed: {ev.cards_needed} x {gpu.label} (the smallest count that fits; 'how many ...')")
         chart.update(capacity=gpu.memory, verdict=word, gpu=gpu.label, usable_share=usable_share)
-        decided["verdict"] = decision.verdict(gpu.label, count, need, gpu.memory, usable_share, status=word)
+        decided["verdict"] = decision.verdict(ev, gpu.label, status="cannot run" if word == "cannot run" else None)
         if word not in ("fits", "cannot run") and asked.precision is None and not est.process.training:
             explanation.insert(1, _smaller_format(ctx, asked, est, gpu, count, usable_share))
     else:
@@ -377,10 +377,25 @@ def _how_many_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:
     elif n > 1:
         explanation.append(f"splitting: {ev.split_note}; activations pass from GPU to GPU over {link}")
     explanation += notes + est.notes
-    decided = {"about": _about(est), "verdict": decision.verdict(gpu.label, n, need, gpu.memory, usable_share)}
+    decided = {"about": _about(est), "verdict": decision.verdict(ev, gpu.label)}
     return Plan(
         "how_many", "", ["quantity", "value", "formula", "source"], explanation=explanation, extra={"rows": rows, **decided}
     )
+
+
+def _power_limit(ctx: Context, gpu: facts.Gpu, cap: float, column: int | None) -> str:
+    """A power limit on a named card: above its sourced board power is an error (no card can be
+    set above it); the speeds shown are at stock power, with what the KB measured at that limit."""
+    from kbq.lang.gpu.question import power_limit_note
+
+    rows = ctx.rows(f"SELECT ?w WHERE {{ <{gpu.iri}> kbq:tdp ?w }} LIMIT 1")
+    if rows and cap > float(rows[0][0]):  # type: ignore[arg-type]
+        raise ctx.error(
+            f"a power limit of {cap:g} W is above {gpu.label}'s board power of {float(rows[0][0]):g} W"  # type: ignore[arg-type]
+            " (a limit can only lower it)",
+            column,
+        )
+    return power_limit_note(ctx, cap, gpu.iri) + "; the speeds above are at stock power"
 
 
 def _accelerator(gpu: facts.Gpu) -> Accelerator:
@@ -501,11 +516,15 @@ def _speed_plan(ctx, asked, est, consts, explanation) -> Plan:
     need = sum(line.gb for line in per_gpu)
     decided: dict[str, Any] = {"about": _about(est), "hardware": f"{count} x {gpu.label}"}
     if gpu.memory is not None:
-        decided["verdict"] = decision.verdict(gpu.label, count, need, gpu.memory, est.scenario.usable_share)
-        word = str(decided["verdict"]["status"])
+        ev = evaluate(est.footprint, _accelerator(gpu), count, usable_share=est.scenario.usable_share)
+        decided["verdict"] = decision.verdict(ev, gpu.label)
+        word = ev.verdict
         explanation.insert(0, f"memory: {word} ({need:.1f} GB per GPU of {gpu.capacity} on {count} x {gpu.label})")
         if word == "does not fit":
             explanation.insert(0, "warning: the model does not fit this hardware; the speeds assume it did")
+    cap = asked.settings.get("power_limit")
+    if cap is not None:
+        explanation.append(_power_limit(ctx, gpu, float(cap), asked.settings.get("_column_power_limit")))
     explanation.insert(
         0,
         f"estimate (not a measurement) on {count} x {gpu.label}: decode {decode.value:.1f} tokens/s,"

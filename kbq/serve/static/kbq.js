@@ -172,7 +172,8 @@ function showAnswer(data) {
     const body = el("tbody");
     for (const t of data.tiers) {
       const tr = el("tr", null, { title: t.why });
-      const price = t.price ? `$${Math.round(t.price.usd).toLocaleString("en-US")} ${t.price.kind} ${String(t.price.date || "").slice(0, 7)}` : "-";
+      const amount = t.price && t.price.per === "hour" ? `$${t.price.usd.toFixed(2)}/h` : t.price ? `$${Math.round(t.price.usd).toLocaleString("en-US")}` : "";
+      const price = t.price ? `${amount} ${t.price.kind} ${String(t.price.date || "").slice(0, 7)}` : "-";
       tr.append(el("td", t.tier));
       const gpu = el("td"); gpu.append(describeLink(t.gpu)); tr.append(gpu);
       tr.append(el("td", cellText(t.count), { class: "num" }));
