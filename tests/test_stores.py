@@ -40,12 +40,7 @@ FIELDS = ("kind", "columns", "rows", "units", "explanation", "removed", "extra")
 QUESTIONS = golden_questions()
 EXPORT_GRAPH = "https://kbq.dev/graph/export"  # the graph virtuoso.sh loads the export into
 RDFLIB_TOO_SLOW = "kbq:acceptsFormFactor"  # in the SPARQL of a question with placement constraints
-RDFLIB_KNOWN = {  # rdflib's own limits, not kbq's
-    "cheapest gpu for llama 3.1 8b inference at int4": "rdflib cannot ORDER BY an expression that is unbound on some rows "
-    "(TypeError comparing None with a value); SPARQL sorts unbound lowest",
-    "gpus order by tensor / price desc limit 5": "rdflib cannot ORDER BY an expression that is unbound on some rows "
-    "(TypeError comparing None with a value); SPARQL sorts unbound lowest",
-}
+RDFLIB_KNOWN: dict[str, str] = {}  # rdflib's own limits, not kbq's (none now: kbq.lang.sparql works around them)
 TIED: dict[str, str] = {}  # answers whose row order the KB leaves to the store (none now: keys orders by key, name, IRI)
 
 
@@ -146,7 +141,8 @@ def rdflib_answers(
             stdin=subprocess.PIPE,
             stdout=err,
             stderr=subprocess.STDOUT,
-            env=kbq_env(),
+            # the repository's kbq, not an installed copy: a script's own folder heads sys.path, not the cwd
+            env={**kbq_env(), "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))},
             cwd=ROOT,
         )
     assert proc.stdin is not None

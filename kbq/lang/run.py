@@ -5,7 +5,7 @@ what. Needs no parser and no compiler, so a cached plan answers without them."""
 from __future__ import annotations
 
 from kbq.errors import NoResultError
-from kbq.lang import chartspec, terms
+from kbq.lang import chartspec, sparql, terms
 from kbq.lang.catalog import KBQ_NS, PREFIXES, Catalog, Key, Run
 from kbq.lang.decision import Decision, decide
 from kbq.lang.forms import Shaped, shaper
@@ -329,7 +329,7 @@ def shape_describe(plan: Plan, rows: list[list[Value]], catalog: Catalog, run: R
     """Anything by name; a GPU as a buyer reads it (kbq.lang.cards: units, essentials first)."""
     table = _describe(plan, rows, catalog, run)
     explanation = list(plan.explanation)
-    if plan.subject and run(PREFIXES + f"SELECT ?t WHERE {{ {terms.iri(plan.subject)} a kbq:GPU }} LIMIT 1").rows:
+    if plan.subject and run(PREFIXES + sparql.holds(f"{terms.iri(plan.subject)} a kbq:GPU")).rows:
         from kbq.lang.cards import describe_gpu
 
         table, summary = describe_gpu(str(plan.subject), table, catalog, run)

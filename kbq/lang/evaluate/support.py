@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from kbq.lang import terms
+from kbq.lang import sparql, terms
 from kbq.lang.catalog import Term
 from kbq.lang.context import Context
 
@@ -21,8 +21,7 @@ class Support(NamedTuple):
 def support(ctx: Context, gpu_iri: str, precision: Term) -> Support:
     from kbq.lang.gpu.constraints import precision as precision_test
 
-    test, _notes, path_note = precision_test(ctx, precision, terms.iri(gpu_iri))
-    path = path_note or '"native"'
-    rows = ctx.rows(f"SELECT (IF({test.sparql}, 1, 0) AS ?ok) ({path} AS ?path) WHERE {{ }}")
-    ok = bool(rows and rows[0][0] in (1, True, "1"))
-    return Support(ok, str(rows[0][1]) if ok and rows else f"does not {test.text.replace('runs ', 'run ', 1)}", test.text)
+    test, _notes, path_note = precision_test(ctx, precision, "?gpu")
+    rows = ctx.rows(sparql.one_row_if(terms.iri(gpu_iri), "?gpu", test.sparql, {"?path": path_note or '"native"'}))
+    ok = bool(rows)
+    return Support(ok, str(rows[0][0]) if ok else f"does not {test.text.replace('runs ', 'run ', 1)}", test.text)

@@ -290,15 +290,15 @@ def power(ctx: Context, psu_watts: float, cards: int, limit: float | None = None
         f"power: where the GPU's maker recommends a system power for one card, that is the first card's need instead:"
         f" recommended + {cards - 1} more x board power <= {psu_watts:g} W"
     )
-    # the maker's figure when the KB has one (its sum is unbound otherwise, and COALESCE takes the formula)
-    over = (
-        f"COALESCE({double('?rsp')} + {terms.double(float(cards - 1))} * {double('?w')} > {terms.double(psu_watts)},"
-        f" {double('?w')} > {per_card})"
-    )
+    # the maker's figure when the KB has one, the formula when it has none (sparql.none_with_fallback:
+    # the form Virtuoso 7.2 answers right)
+    with_rsp = f"{double('?rsp')} + {terms.double(float(cards - 1))} * {double('?w')} > {terms.double(psu_watts)}"
     return (
         Constraint(
             f"a {psu_watts:g} W power supply for {cards} card(s)",
-            f"NOT EXISTS {{ ?gpu kbq:tdp ?w OPTIONAL {{ ?gpu kbq:recommendedSystemPower ?rsp }} FILTER({over}) }}",
+            sparql.none_with_fallback(
+                "?gpu kbq:tdp ?w .", "?gpu kbq:recommendedSystemPower ?rsp .", with_rsp, f"{double('?w')} > {per_card}"
+            ),
         ),
         Status("no sourced board power (TDP)", "EXISTS { ?gpu kbq:tdp ?w }"),
         notes,

@@ -688,6 +688,7 @@ def _order_clause(
         descending = ask.order.descending if ask.order.descending is not None else key.higher_is_better
         # a missing figure sorts last either way (SPARQL puts unbound values first in ASC)
         order.append(f"ASC({unknown})")
+        expr = sparql.known_first(expr)
         order.append(f"DESC({expr})" if descending else f"ASC({expr})")
     elif strategy in ("price", "value", "efficiency"):
         price_or_power = ctx.cat.keys.get("tdp" if strategy == "efficiency" else "price")
@@ -700,9 +701,9 @@ def _order_clause(
                 unknown = " + ".join(_unknown(m.expr) for m in first_rank)
                 order.append(f"ASC(IF({unknown} > 0, 1, 0))")
             if strategy == "price":
-                order.append(f"ASC({cost})")
+                order.append(f"ASC({sparql.known_first(cost)})")
             else:
-                order.append(f"DESC(IF({cost} > 0, ?score / {cost}, 0.0))")
+                order.append(f"DESC({sparql.known_first(f'IF({cost} > 0, ?score / {cost}, 0.0)')})")
     elif strategy == "evidence":
         order.append(f"ASC({_unknown('?measured')})")  # measured first, then the profile
         order.append("ASC(?measured_rank)")
