@@ -106,9 +106,7 @@ class KnowledgeBase:
         check_query(query, allow_service=allow_service)
         return self._healing(lambda: executor.within(timeout, lambda: self._run(query)))
 
-    def sparql(
-        self, query: str, *, allow_service: bool = False, timeout: float | None = executor.QUERY_TIMEOUT
-    ) -> SparqlResult:
+    def sparql(self, query: str, *, allow_service: bool = False, timeout: float | None = executor.QUERY_TIMEOUT) -> SparqlResult:
         """Run a SPARQL 1.1 query over the asserted + inferred graph (SERVICE, timeout: see `table`)."""
         from kbq.models import SparqlResult
 

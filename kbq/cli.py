@@ -391,5 +391,6 @@ def _report(exc: KbqError, as_json: bool) -> int:
     print(clean(f"no result: {exc}" if no_result else str(exc)), file=sys.stderr)
     return exc.exit_code
 
+
 if __name__ == "__main__":
     sys.exit(main())

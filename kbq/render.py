@@ -22,7 +22,6 @@ from kbq.output import IRI_COLUMNS, _cell
 from kbq.store.executor import Value
 
 if TYPE_CHECKING:
-
     from kbq.lang.run import Result
 
 FOLDED = ("formula", "source")  # long text columns, shown as numbered notes under the table

@@ -237,9 +237,7 @@ SMALLEST_CHART_TEXT = """() => {
 
 @pytest.mark.parametrize("width", [1400, 400])
 @pytest.mark.parametrize("question", [CHARTS["breakdown"], "gpu for llama 3.1 8b inference", CHARTS["paired"]])
-def test_headline_above_the_fold_and_chart_text_readable(
-    browser: Any, server: ServerProcess, width: int, question: str
-) -> None:
+def test_headline_above_the_fold_and_chart_text_readable(browser: Any, server: ServerProcess, width: int, question: str) -> None:
     context = browser.new_context(viewport={"width": width, "height": 800})
     page = context.new_page()
     page.goto(server.url + "/?q=" + urllib.parse.quote(question))

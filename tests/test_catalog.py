@@ -162,8 +162,11 @@ def test_maxtext_counts_match_the_published_totals_and_active_parameters() -> No
 
 def test_families_added_from_maxtext_are_there(kb) -> None:  # type: ignore[no-untyped-def]
     def count(pattern: str) -> int:
-        return _count(kb, f"SELECT (COUNT(DISTINCT ?m) AS ?n) WHERE {{ ?m a kbq:Model ; kbq:parameterCount ?p ; "
-                      f'kbq:huggingFaceId ?id FILTER(REGEX(?id, "{pattern}")) }}')
+        return _count(
+            kb,
+            f"SELECT (COUNT(DISTINCT ?m) AS ?n) WHERE {{ ?m a kbq:Model ; kbq:parameterCount ?p ; "
+            f'kbq:huggingFaceId ?id FILTER(REGEX(?id, "{pattern}")) }}',
+        )
 
     assert count("^openai/gpt-oss-") == 2
     assert count("^allenai/Olmo-3") == 4

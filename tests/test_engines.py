@@ -62,7 +62,7 @@ def test_knowledge_beyond_the_subset_is_found(tmp_path: Path) -> None:
     )
     assert closure.beyond_subset(loader.load([cycle]).store) == ["http://www.w3.org/2002/07/owl#equivalentClass"]
     fine = tmp_path / "fine.ttl"
-    fine.write_text("<https://kbq.dev/kb/A> <http://www.w3.org/2000/01/rdf-schema#label> \"a\" .\n")
+    fine.write_text('<https://kbq.dev/kb/A> <http://www.w3.org/2000/01/rdf-schema#label> "a" .\n')
     assert closure.beyond_subset(loader.load([fine]).store) == []
 
 
@@ -134,6 +134,6 @@ def test_an_overlay_build_from_the_shipped_closure_equals_a_full_build(tmp_path:
     assert (quick.asserted, quick.inferred) == (full.asserted, full.inferred)
     inferred = _graph_lines(Path(full.path), resources.INFERRED_GRAPH)
     kb, kbq = resources.KB_NS, resources.KBQ_NS
-    assert f"<{kb}RTX4090> <{kbq}currentPrice> \"999\"^^<http://www.w3.org/2001/XMLSchema#decimal>" in inferred
-    assert f"<{kb}RTX4090> <{kbq}denseCards> \"10\"^^<http://www.w3.org/2001/XMLSchema#integer>" in inferred
+    assert f'<{kb}RTX4090> <{kbq}currentPrice> "999"^^<http://www.w3.org/2001/XMLSchema#decimal>' in inferred
+    assert f'<{kb}RTX4090> <{kbq}denseCards> "10"^^<http://www.w3.org/2001/XMLSchema#integer>' in inferred
     assert len([x for x in inferred if x.startswith(f"<{kb}RTX4090> <{kbq}currentPrice>")]) == 1

@@ -195,7 +195,7 @@ def test_a_chassis_synonym_added_in_an_overlay_is_understood(tmp_path) -> None: 
     question = "gpu for lstm on a 4-gpu deskside box limit 3"
     overlay = tmp_path / "deskside.ttl"
     overlay.write_text(
-        '@prefix kb: <https://kbq.dev/kb/> . @prefix skos: <http://www.w3.org/2004/02/skos/core#> .\n'
+        "@prefix kb: <https://kbq.dev/kb/> . @prefix skos: <http://www.w3.org/2004/02/skos/core#> .\n"
         'kb:Workstation skos:altLabel "deskside box" .\n'
     )
     with pytest.raises(KbqError):

@@ -288,6 +288,7 @@ def test_from_a_served_graph_selects_it(http: httpx.Client) -> None:
         ]
     )
     assert 0 < inferred < everything
+
     def count(graph: str) -> int:
         answer = http.post("/sparql", data={"query": query.replace("inferred", graph)}).json()
         return int(answer["results"]["bindings"][0]["n"]["value"])

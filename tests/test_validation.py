@@ -84,9 +84,7 @@ BAD_DATA = {
     ),
     "ontology term without comment": 'kbq:newThing a owl:DatatypeProperty ; rdfs:label "new thing" .\n',
     "bare gpu": 'kb:MyCard a kbq:GPU ; rdfs:label "My Card" ; rdfs:comment "c" .\n',
-    "segment outside the list, two memory types": (
-        'kb:RTX4090 kbq:segment "datacenter" ; kbq:memoryType "GDDR6X", "GDDR7" .\n'
-    ),
+    "segment outside the list, two memory types": ('kb:RTX4090 kbq:segment "datacenter" ; kbq:memoryType "GDDR6X", "GDDR7" .\n'),
     "wrong datatypes": 'kb:RTX4090 kbq:nvlink "yes" ; kbq:launchPrice "cheap" .\n',
 }
 

@@ -319,6 +319,7 @@ def build(
         os.rename(work, path)
     except (OSError, RuntimeError) as exc:
         import shutil  # lazy: answering a question opens a snapshot and never pays it
+
         shutil.rmtree(work, ignore_errors=True)
         reason_text = getattr(exc, "strerror", None) or str(exc)
         raise CacheError(f"cannot write the snapshot at {path}: {reason_text}") from None
@@ -434,6 +435,7 @@ def _build_isolated(
         for thread in threads:
             thread.join(5)
         import shutil  # lazy: answering a question opens a snapshot and never pays it
+
         shutil.rmtree(tmp, ignore_errors=True)
     if proc.returncode == 0:
         return
@@ -499,6 +501,7 @@ def _bypass_root(root: str, exc: OSError, say: Progress) -> str:
     if not _BYPASS:
         folder = tempfile.mkdtemp(prefix="kbq-cache-")
         import shutil  # lazy: answering a question opens a snapshot and never pays it
+
         atexit.register(shutil.rmtree, folder, ignore_errors=True)
         _BYPASS.append(folder)
         say(
@@ -559,6 +562,7 @@ def ensure(
         raise
     finally:
         import shutil  # lazy: answering a question opens a snapshot and never pays it
+
         shutil.rmtree(tmp, ignore_errors=True)
     snapshot.adopt(final, held)
     opened = snapshot.open_existing(final)

@@ -179,10 +179,7 @@ def _scatter(
     first_rank = [k for k in ((plan.extra.get("profile_keys") or [[]])[0] if not order else []) if k in columns]
     imputed = {str(r[1]) for r in rows if any(r[columns.index(k)] is None for k in first_rank)}
     eligible = [i for i, (n, _vx, _vy) in enumerate(named) if n not in imputed]
-    front = [
-        eligible[j]
-        for j in pareto([named[i][1:] for i in eligible], lower_x=lower_x, higher_y=higher_y)
-    ]
+    front = [eligible[j] for j in pareto([named[i][1:] for i in eligible], lower_x=lower_x, higher_y=higher_y)]
     first = str(shown[0][1])
     return {
         "type": "scatter",

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from kbq.lang.evaluate import Evaluation
     from kbq.lang.plan import Plan
 
+
 def verdict(ev: Evaluation, gpu: str, *, status: str | None = None) -> dict[str, Value]:
     """The structured verdict of a memory or fit answer (the one record every door shows), read
     from kbq.lang.evaluate's Evaluation: `fits` is `Evaluation.fits` (true only for "fits"; "tight"

@@ -50,7 +50,11 @@ class Result:
         self.extra = extra or {}
         d = decision or Decision()
         self.headline, self.verdict, self.recommended, self.tiers, self.numbers = (
-            d.headline, d.verdict, d.recommended, d.tiers, d.numbers
+            d.headline,
+            d.verdict,
+            d.recommended,
+            d.tiers,
+            d.numbers,
         )
 
     def to_dict(self) -> dict[str, object]:
@@ -170,9 +174,7 @@ def _describe(plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run) -
     return out
 
 
-def _compare(
-    plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run
-) -> tuple[list[list[Value]], list[tuple[Key, str]]]:
+def _compare(plan: Plan, rows: list[list[Value]], catalog: Catalog, run: Run) -> tuple[list[list[Value]], list[tuple[Key, str]]]:
     from kbq.lang.cards import ordered_keys
 
     gpus = [str(g) for g in plan.extra.get("gpus", [])]

@@ -334,7 +334,8 @@ def resolve(
         )
         consts = dict(consts)
         consts["image_activation_gb"] = facts.Constant(
-            model.activation_gb_image, "measured training activations per image",
+            model.activation_gb_image,
+            "measured training activations per image",
             "; ".join(ctx.cat.label(str(c)) for (c,) in cited) or "; ".join(model.sources),
         )
     if stack is not None:  # the backend's loss and reserve replace the general constants

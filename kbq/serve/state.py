@@ -106,7 +106,13 @@ class BudgetedResponse(Response):
     CHUNK = 256 * 1024
 
     def __init__(
-        self, budget: SendBudget, content: bytes, *, client: str = "-", grace: float = 30.0, min_rate: int = 256 * 1024,
+        self,
+        budget: SendBudget,
+        content: bytes,
+        *,
+        client: str = "-",
+        grace: float = 30.0,
+        min_rate: int = 256 * 1024,
         **kwargs: object,
     ) -> None:
         super().__init__(content, **kwargs)  # type: ignore[arg-type]

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-PRICE_RULE = (
-    "price: the lowest new-card price (used prices excluded) on the latest date observed before the question's date"
-)
+PRICE_RULE = "price: the lowest new-card price (used prices excluded) on the latest date observed before the question's date"
 HOURS_PER_YEAR = 24 * 365
 
 

@@ -141,6 +141,4 @@ def memory(s: Scenario) -> Memory:
         mla=model.attention == "MLA", zero=s.zero_stage, offload=s.offload,
     )  # fmt: skip
     active = model.active or model.params or 0.0
-    return Memory(
-        Footprint(tuple(lines), layout), notes, kv_line, active * fmt.bits_per_weight / 8, kv_bytes_per_seq, complete
-    )
+    return Memory(Footprint(tuple(lines), layout), notes, kv_line, active * fmt.bits_per_weight / 8, kv_bytes_per_seq, complete)

@@ -233,6 +233,7 @@ def measured_evidence(ctx: Context, ask: Ask, workload: Term | None, strategy: s
         f"evidence: {n} published results ({unit}, normalised per accelerator by kbq; MLPerf does not endorse per-accelerator "
         f"figures) on {gpus} GPUs for {workload.label}; 'measured' is each GPU's best ({'lowest' if lower else 'highest'})"
     )
+
     def match(r: str, m: str, pa: str, unit: str) -> str:
         """A result ?r of the workload (or a variant ?m) on ?gpu: its figure and unit, in variables named by the caller."""
         for_process = f"{r} kbq:forProcessOf {terms.iri(process)} ." if process else ""

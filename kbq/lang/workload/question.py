@@ -413,9 +413,7 @@ def _power_limit(ctx: Context, gpu: facts.Gpu, cap: float, column: int | None) -
 
 
 def _accelerator(gpu: facts.Gpu) -> Accelerator:
-    return Accelerator(
-        gpu.label, gpu.iri or None, gpu.memory, gpu.bandwidth, gpu.rates, gpu.interconnect, gpu.link_bandwidth
-    )
+    return Accelerator(gpu.label, gpu.iri or None, gpu.memory, gpu.bandwidth, gpu.rates, gpu.interconnect, gpu.link_bandwidth)
 
 
 def compute_key(ctx: Context, est: Estimate, compute: str | None = None) -> str | None:
@@ -898,4 +896,3 @@ def compile_capacity(ctx: Context, q: ast.SubjectQuestion, what: Term) -> Plan:
         + ("" if _backend(asked) else " (kbq's default for capacity questions; name another with 'using ...')")
     )
     return Plan("capacity", "", COLUMNS, explanation=explanation, extra={"rows": rows})
-
