@@ -60,7 +60,7 @@ def test_syntax_error_shows_caret_expected_and_exit_2() -> None:
 
 def test_unknown_word_suggests_and_exits_2() -> None:
     run = kbq("frameworks for lstn")
-    assert run.returncode == 2 and "did you mean LSTM?" in run.stderr
+    assert run.returncode == 2 and "did you mean frameworks for LSTM?" in run.stderr
 
 
 def test_no_result_exits_1_and_names_the_constraint() -> None:
