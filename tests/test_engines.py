@@ -39,6 +39,7 @@ def synthetic(factor: int, folder: Path) -> Path:
 
 
 @pytest.mark.slow
+@pytest.mark.scale
 def test_sparql_engine_equals_reasonable_on_a_10x_synthetic_kb(tmp_path: Path) -> None:
     files = [*resources.knowledge_files(), synthetic(10, tmp_path)]
     found = sparql_entailments(files)
