@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 from kbq.errors import AmbiguousTermError, QueryError
 from kbq.lang.catalog import FAMILY, OWL_CLASS, PREFIXES, Catalog, Run, Term
+from kbq.lang.parse import MAX_DIGITS
 from kbq.lang.plan import Plan
 from kbq.lang.words import APPLICATION, AREA, CHASSIS_KIND, GPU, GPU_FAMILY, MODEL, PRECISION, PROCESS
 from kbq.store.names import normalise
@@ -598,6 +599,8 @@ def compile_text(text: str, catalog: Catalog, run: Run) -> Plan:
         return compile_question(text, catalog, run)
     except QueryError as exc:
         refused = exc
+    if any(len(digits) > MAX_DIGITS for digits in re.findall(r"\d+", text)):
+        raise refused  # a number too large to read: the language's error names it; no reading may drop it
     checked: dict[str, Exception | None] = {}
 
     def check(question: str) -> Exception | None:
