@@ -25,6 +25,7 @@ from kbq.store.resources import KB_NS
 
 DATA_SIZE = KB_NS + "DataSize"
 MONEY = KB_NS + "Money"
+_USING = re.compile(r"\busing\s+\S")
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _TOKEN = re.compile(r"\$?[\w][\w.$%/+\-]*|\$\d+(?:\.\d+)?k?")
 _NUMBER = re.compile(r"^\$?(\d+(?:\.\d+)?)([a-z%$/]*)$")
@@ -633,6 +634,8 @@ def compile_text(text: str, catalog: Catalog, run: Run) -> Plan:
         # a question of a form the language has ('speed of X on 24gb') keeps that form: its own error,
         # with the reading as a suggestion, rather than an answer to another question
         raise _teaching(refused, SentenceError("", suggestions=[reading.canonical]), text, check) from None
+    if _USING.search(text) and not _USING.search(reading.canonical):
+        raise refused  # the reading would drop the backend the question names ('using frobnicator')
     if _settings_named(text, catalog) - _settings_named(reading.canonical, catalog):
         raise refused  # the reading would drop a setting the question names ('with selective recompute')
     if _form(text) is not None and _numbers(text) - _numbers(reading.canonical):
