@@ -23,7 +23,11 @@ def test_the_three_engines_give_the_same_entailments(asserted) -> None:
 
     fast = reason.infer(asserted.triples, resources.rule_files(), engine=reason.Engine.REASONABLE)
     reference = reason.infer(asserted.triples, resources.rule_files(), engine=reason.Engine.OWLRL)
-    assert fast.inferred == reference.inferred
+    # reasonable leaves out OWL 2 RL scm-dom1/scm-rng1 (a domain or range holds for its superclasses), which
+    # owlrl states; the build's engine (sparql) must equal owlrl exactly
+    assert fast.inferred <= reference.inferred
+    schema = {"http://www.w3.org/2000/01/rdf-schema#domain", "http://www.w3.org/2000/01/rdf-schema#range"}
+    assert all(str(t[1]) in schema for t in reference.inferred - fast.inferred)
     assert sparql_entailments(resources.knowledge_files()) == {str(loader.to_ox_quad(*t).triple) for t in reference.inferred}
     assert len(fast.inferred) > 5000
 
