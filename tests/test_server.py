@@ -383,8 +383,8 @@ def test_ask_matches_the_command(http: httpx.Client, question: str) -> None:
     assert http.post("/ask", json={"q": question}).json() == expected
     assert http.post("/ask", content=question, headers={"Content-Type": "text/plain"}).json() == expected
     assert list(expected) == [
-        "question", "headline", "kind", "columns", "rows", "units", "sparql", "explanation", "removed",
-        "verdict", "recommended", "tiers", "numbers", "extra",
+        "question", "read_as", "headline", "kind", "columns", "rows", "units", "sparql", "explanation",
+        "removed", "verdict", "recommended", "tiers", "numbers", "extra",
     ]  # fmt: skip
     assert expected["headline"] and expected["headline"] == http.get("/ask", params={"q": question}).json()["headline"]
 

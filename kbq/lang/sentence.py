@@ -166,8 +166,9 @@ def _singular(text: str) -> str:
 class Reader:
     """Reads one sentence against one KB."""
 
-    def __init__(self, text: str, catalog: Catalog, run: Run) -> None:
+    def __init__(self, text: str, catalog: Catalog, run: Run, unknown: str = "") -> None:
         self.text = text
+        self.unknown = frozenset(unknown.lower().split())  # the name the language refused: never dropped
         self.cat = catalog
         self.run = run
         self.lex = lexicon(catalog)
@@ -434,8 +435,8 @@ class Reader:
                 if not inner or inner == self.text:
                     continue
                 outer = [w.strip(_PUNCTUATION).lower() for w in words[:left] + words[len(words) - right :]]
-                if self._names_any(outer) or not all(self._chatty(w) for w in outer):
-                    continue  # only words that mean nothing to the language are dropped
+                if self._names_any(outer) or not all(self._chatty(w) for w in outer) or self.unknown & set(outer):
+                    continue  # only words that mean nothing to the language are dropped, never the unknown name
                 if _form(inner) is not None and check(inner) is None:
                     return Reading(inner, "as written", tuple(self.notes))
         return None
@@ -581,9 +582,9 @@ def _named(spans: list[Span]) -> str:
     return ", ".join(f"{s.text} ({s.role})" for s in spans[:4])
 
 
-def read_sentence(text: str, catalog: Catalog, run: Run, check: CheckFn) -> Reading:
+def read_sentence(text: str, catalog: Catalog, run: Run, check: CheckFn, unknown: str = "") -> Reading:
     """The canonical question a sentence means; AmbiguousSentenceError or SentenceError otherwise."""
-    return Reader(text, catalog, run).read(check)
+    return Reader(text, catalog, run, unknown).read(check)
 
 
 # --- the door: the grammar first, the reader when it refuses ---------------------------------------
@@ -610,7 +611,7 @@ def compile_text(text: str, catalog: Catalog, run: Run) -> Plan:
         return checked[question]
 
     if _STRUCTURED.search(text):  # a condition, an order or a limit: a canonical question, maybe wrapped in words
-        embedded = Reader(text, catalog, run).embedded(check)
+        embedded = Reader(text, catalog, run, _unknown(refused)).embedded(check)
         if embedded is None:
             raise refused
         return _marked(compile_question(embedded.canonical, catalog, run), embedded)
@@ -620,7 +621,7 @@ def compile_text(text: str, catalog: Catalog, run: Run) -> Plan:
     if type(refused) is QueryError and _form(text) not in (None, "SubjectQuestion"):
         raise refused  # the language read the form and its names: what is wrong is the question itself
     try:
-        reading = read_sentence(text, catalog, run, check)
+        reading = read_sentence(text, catalog, run, check, _unknown(refused))
     except AmbiguousSentenceError as several:
         if type(refused) is QueryError:
             raise refused from None  # the language understood the words: its own error, not readings of them
@@ -641,6 +642,12 @@ def compile_text(text: str, catalog: Catalog, run: Run) -> Plan:
     if _form(text) is not None and _numbers(text) - _numbers(reading.canonical):
         raise refused  # a question the grammar read keeps its numbers ('gpu for lstm on 0 gpus')
     return _marked(compile_question(reading.canonical, catalog, run), reading)
+
+
+def _unknown(refused: QueryError) -> str:
+    """The name the language refused as unknown ('' for other errors)."""
+    quoted = re.search(r"unknown [\w ]*?'([^']+)'", refused.message)
+    return quoted.group(1) if quoted else ""
 
 
 def _numbers(text: str) -> set[str]:

@@ -565,12 +565,22 @@ def _fits_in(ctx: Context, fit: Estimate, cards: int) -> Constraint:
     so the ranking's candidates (and the best figures its score divides by) are those GPUs."""
     share = fit.scenario.usable_share
     rows = ctx.rows("SELECT ?gpu ?m WHERE { ?gpu a kbq:GPU ; kbq:memory ?m } ORDER BY ?gpu")
-    held = []
+    held: list[str] = []
+    memories: dict[str, float] = {}
     for gpu, memory in rows:
-        needed = cards_needed(fit.footprint, float(memory) * share)  # type: ignore[arg-type]
+        memories[str(gpu)] = float(memory)  # type: ignore[arg-type]
+        needed = cards_needed(fit.footprint, memories[str(gpu)] * share)
         if needed is not None and needed.cards <= cards:
-            held.append(terms.iri(str(gpu)))
-    test = f"?gpu IN ({', '.join(held)})" if held else "false"
+            held.append(str(gpu))
+    least = min((memories[g] for g in held), default=None)
+    if least is None:
+        test = "false"
+    elif all(g in held for g, m in memories.items() if m >= least):
+        # the rule held on every GPU with at least this memory: one comparison, not a list of hundreds of IRIs
+        # (a long IN list passes the guard's bound on operators as the catalog grows)
+        test = f"EXISTS {{ ?gpu kbq:memory ?fit_mem FILTER({double('?fit_mem')} >= {least!r}) }}"
+    else:
+        test = f"?gpu IN ({', '.join(terms.iri(g) for g in held)})"
     return Constraint(f"{fit.model.label} fits in {cards} card(s) (the cards-needed rule on each GPU's memory)", test)
 
 
