@@ -89,17 +89,57 @@ BAD_DATA = {
 }
 
 
+BAD_DATA |= {
+    "an ill-formed literal, a count too high, a class that is not one": (
+        'kb:RTX4090 kbq:slots "two"^^xsd:integer ; kbq:vendor kb:Ampere .\n'
+        'kb:MyRelease a kbq:SdkRelease ; rdfs:label "r" ; rdfs:comment "c" ; kbq:versionMajor 1, 2 ; kbq:versionMinor 1.5 .\n'
+    ),
+    "query key pattern, range bounds": (
+        'kbq:memory kbq:queryKey "Not A Key" . kb:RTX4090 kbq:slots 9 ; kbq:tensorTflops -1.0 .\n'
+    ),
+}
+
+
+@pytest.mark.parametrize("validator", ["sparql", "rudof"])
 @pytest.mark.parametrize("case", sorted(BAD_DATA))
-def test_rudof_reports_what_pyshacl_reports(tmp_path: Path, case: str) -> None:
-    """The build validates with rudof; pySHACL is the reference: the same violations, files and all."""
+def test_fast_validators_report_what_pyshacl_reports(tmp_path: Path, case: str, validator: str) -> None:
+    """The build validates with SPARQL-compiled shapes (rudof beyond them); pySHACL is the
+    reference: the same violations, files and all."""
     bad = tmp_path / "mine.ttl"
     bad.write_text(PREFIXES + BAD_DATA[case])
     loaded = load([*resources.knowledge_files(), bad])
-    fast = violations(loaded, validator="rudof")
+    fast = violations(loaded, validator=validator)  # type: ignore[arg-type]
     assert fast == violations(loaded, validator="pyshacl")
     assert fast and all(v.files for v in fast)
 
 
-def test_rudof_and_pyshacl_agree_that_the_shipped_knowledge_conforms() -> None:
+def test_sparql_validator_reports_an_unmet_or_as_pyshacl_does(tmp_path: Path) -> None:
+    """sh:or with the shape's message (rudof words this one its own way)."""
+    bad = tmp_path / "mine.ttl"
+    bad.write_text(
+        PREFIXES + 'kb:MyRelease a kbq:SdkRelease ; rdfs:label "r" ; rdfs:comment "c" ; kbq:releaseOf kb:RTX4090 ;\n'
+        "  kbq:versionMajor 1 ; kbq:versionMinor 0 .\n"
+    )
+    loaded = load([*resources.knowledge_files(), bad])
+    found = violations(loaded, validator="sparql")
+    assert found == violations(loaded, validator="pyshacl")
+    assert [(v.subject, v.message) for v in found] == [("kb:MyRelease", "a release needs its SDK or framework")]
+
+
+def test_validators_agree_that_the_shipped_knowledge_conforms() -> None:
     loaded = load(resources.knowledge_files())
-    assert violations(loaded, validator="rudof") == violations(loaded, validator="pyshacl") == []
+    assert violations(loaded, validator="sparql") == violations(loaded, validator="rudof") == []
+    assert violations(loaded, validator="pyshacl") == []
+
+
+def test_shapes_beyond_the_compiled_subset_fall_back_to_rudof(tmp_path: Path) -> None:
+    from kbq.build import shacl_sparql
+
+    assert shacl_sparql.compile_shapes(resources.shapes_file())  # the shipped shapes compile
+    beyond = tmp_path / "shapes.ttl"
+    beyond.write_text(
+        "@prefix sh: <http://www.w3.org/ns/shacl#> . @prefix kbq: <https://kbq.dev/ontology#> .\n"
+        "kbq:S a sh:NodeShape ; sh:targetClass kbq:GPU ;\n"
+        '  sh:property [ sh:path kbq:memory ; sh:lessThan kbq:tdp ; sh:message "m" ] .\n'
+    )
+    assert shacl_sparql.compile_shapes(beyond) is None

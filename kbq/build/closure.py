@@ -10,7 +10,10 @@ check it on the shipped KB and on a 10x synthetic KB); knowledge using OWL beyon
 (ontology/owlrl/beyond.rq) is reasoned with `reasonable` instead (the caller's choice).
 
 Graphs of the working store: ASSERTED (input, never changed), INFERRED (the closure beyond the
-input) and a scratch DELTA graph (what the current round derives).
+input), LATE (what the second stage adds) and two scratch graphs that swap roles each round: the
+DELTA the current round derives into and the NEW one the last round added (which the delta forms
+read). A round writes each new triple twice (DELTA, then its target) and drops what the store
+already held with one lookup per derived triple; no graph is copied wholesale.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ INFERRED = resources.INFERRED_GRAPH
 DELTA = "https://kbq.dev/graph/delta"
 NEW = "https://kbq.dev/graph/new"  # what the last round added (the delta forms of ontology/owlrl/delta/ read it)
 LATE = "https://kbq.dev/graph/late"  # what the second stage (all rules, after the monotonic ones) adds
+_SCRATCH = re.compile(f"<({re.escape(DELTA)}|{re.escape(NEW)})>")
 _RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 _CONSTRUCT = re.compile(r"(?im)^\s*CONSTRUCT\s*\{")
 _PREFIX = re.compile(r"(?i)PREFIX\s+([\w.-]*):\s*<([^>]*)>")
@@ -148,17 +152,23 @@ def _count(store: ox.Store, graph: str) -> int:
     return int(row["n"].value)
 
 
-def _settle_delta(store: ox.Store, target: str) -> tuple[int, set[str], set[str]]:
-    """Drop from DELTA what the store already holds, move the rest into `target`; return how
-    many triples were new, their predicates and the classes they typed."""
-    for graph in (ASSERTED, INFERRED, LATE):
-        store.update(f"DELETE {{ GRAPH <{DELTA}> {{ ?s ?p ?o }} }} WHERE {{ GRAPH <{DELTA}> {{ ?s ?p ?o }} {_in(graph)} }}")
-    new = _count(store, DELTA)
-    predicates = {r["p"].value for r in store.query(f"SELECT DISTINCT ?p WHERE {{ GRAPH <{DELTA}> {{ ?s ?p ?o }} }}")}  # type: ignore[union-attr]
-    classes = {r["c"].value for r in store.query(f"SELECT DISTINCT ?c WHERE {{ GRAPH <{DELTA}> {{ ?s a ?c }} }}")}  # type: ignore[union-attr]
+def _settle_delta(store: ox.Store, target: str, delta: str, new: str) -> tuple[int, set[str], set[str]]:
+    """Drop from `delta` what another graph already holds, add the rest to `target`, empty `new`
+    (the round before's; `delta` takes its role); return how many triples were new, their
+    predicates and the classes they typed."""
+    # no USING: GRAPH ?g ranges over every named graph (a lookup per triple, s p o bound)
+    store.update(
+        f"DELETE {{ GRAPH <{delta}> {{ ?s ?p ?o }} }} WHERE {{ GRAPH <{delta}> {{ ?s ?p ?o }} "
+        f"FILTER EXISTS {{ GRAPH ?g {{ ?s ?p ?o }} FILTER (?g != <{delta}> && ?g != <{new}>) }} }}"
+    )
+    store.update(f"DROP SILENT GRAPH <{new}>")
+    count = _count(store, delta)
+    predicates = {r["p"].value for r in store.query(f"SELECT DISTINCT ?p WHERE {{ GRAPH <{delta}> {{ ?s ?p ?o }} }}")}  # type: ignore[union-attr]
+    classes = {r["c"].value for r in store.query(f"SELECT DISTINCT ?c WHERE {{ GRAPH <{delta}> {{ ?s a ?c }} }}")}  # type: ignore[union-attr]
     predicates.discard(_RDF_TYPE)
-    store.update(f"ADD <{DELTA}> TO <{target}> ; MOVE SILENT <{DELTA}> TO <{NEW}>")
-    return new, predicates, classes
+    if count:
+        store.update(f"ADD <{delta}> TO <{target}>")
+    return count, predicates, classes
 
 
 def beyond_subset(store: ox.Store) -> list[str]:
@@ -173,6 +183,7 @@ def _fixpoint(store: ox.Store, rules: list[Rule], target: str, rounds: int, firs
     predicates: set[str] = set()
     classes: set[str] = set()
     start = rounds + 1
+    delta, new = DELTA, NEW
     while True:
         rounds += 1
         last = rounds == MAX_ROUNDS
@@ -180,23 +191,32 @@ def _fixpoint(store: ox.Store, rules: list[Rule], target: str, rounds: int, firs
         for rule in first if first is not None and rounds == start else rules:
             if rounds > start and not rule.wants(predicates, classes):
                 continue
-            size = _count(store, DELTA) if last else 0
+            size = _count(store, delta) if last else 0
             try:
-                store.update(rule.form(predicates, rounds == start))
+                store.update(_swapped(rule.form(predicates, rounds == start), delta, new))
             except (SyntaxError, OSError, ValueError) as exc:
                 raise KnowledgeFileError(str(rule.path), None, f"rule does not run: {exc}") from None
-            if last and _count(store, DELTA) > size:
+            if last and _count(store, delta) > size:
                 deriving.append(rule.path)
-        new, predicates, classes = _settle_delta(store, target)
-        if not new:
+        added, predicates, classes = _settle_delta(store, target, delta, new)
+        delta, new = new, delta  # what this round added is what the next one reads as new
+        if not added:
+            store.update(f"DROP SILENT GRAPH <{new}>")
             return rounds
         if last:
             raise KnowledgeFileError(
                 ", ".join(str(p) for p in deriving),
                 None,
-                f"the rules still derive new triples after {MAX_ROUNDS} rounds ({new} in the last one): "
+                f"the rules still derive new triples after {MAX_ROUNDS} rounds ({added} in the last one): "
                 "a rule that makes new terms each round never reaches a fixpoint",
             )
+
+
+def _swapped(update: str, delta: str, new: str) -> str:
+    """A compiled rule (written for DELTA and NEW) for this round's graphs."""
+    if delta == DELTA:
+        return update
+    return _SCRATCH.sub(lambda m: f"<{NEW if m.group(1) == DELTA else DELTA}>", update)
 
 
 def infer_in_store(store: ox.Store, rule_paths: list[Path]) -> StoreInference:
@@ -208,12 +228,15 @@ def infer_in_store(store: ox.Store, rule_paths: list[Path]) -> StoreInference:
     before = _count(store, INFERRED)
     rounds = _fixpoint(store, [r for r in rules if r.monotonic], INFERRED, 0)
     rounds = _fixpoint(store, rules, LATE, rounds, first=[r for r in rules if not r.monotonic])
-    store.update(f"DROP SILENT GRAPH <{NEW}>")
     store.update(_NORMALISE.replace(INFERRED, LATE))
     store.update(_NORMALISE)
     late = store.dump(format=ox.RdfFormat.N_TRIPLES, from_graph=ox.NamedNode(LATE)) or b""
     store.update(f"ADD <{LATE}> TO <{INFERRED}> ; DROP SILENT GRAPH <{LATE}>")
-    store.update(f"DELETE {{ GRAPH <{INFERRED}> {{ ?s ?p ?o }} }} WHERE {{ GRAPH <{INFERRED}> {{ ?s ?p ?o }} {_in(ASSERTED)} }}")
+    if before:  # an overlay's base closure may hold what the overlay now asserts (a lookup per inferred triple)
+        store.update(
+            f"DELETE {{ GRAPH <{INFERRED}> {{ ?s ?p ?o }} }} WHERE {{ GRAPH <{INFERRED}> {{ ?s ?p ?o }} "
+            f"FILTER EXISTS {{ {_in(ASSERTED)} }} }}"
+        )
     inferred = _count(store, INFERRED)
     return StoreInference(inferred=inferred - before, rounds=rounds, seconds=time.perf_counter() - start, late=late)
 
