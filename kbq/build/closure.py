@@ -73,6 +73,7 @@ class Rule:
     open_class: bool
     monotonic: bool
     delta_update: str | None = None  # the semi-naive form, if the rule has one
+    exact: bool = False  # derives only triples the store lacks (one template triple, filtered by _unless_known)
 
     def form(self, predicates: set[str], first_round: bool) -> str:
         """The delta form after a round that added none of the (schema) predicates the rule names."""
@@ -121,8 +122,9 @@ def compile_rule(path: Path, text: str) -> Rule:
     if not match or depth or not re.match(r"\s*WHERE\b", rest, re.IGNORECASE):
         raise KnowledgeFileError(str(path), None, "a rule must read CONSTRUCT { template } WHERE { pattern }")
     template = text[match.end() : end - 1]
+    filtered = _unless_known(rest.lstrip(), template)
     using = f"USING <{ASSERTED}> USING <{INFERRED}> USING <{LATE}> USING <{DELTA}> USING NAMED <{NEW}>"
-    update = f"{text[: match.start()]}\nINSERT {{ GRAPH <{DELTA}> {{ {template} }} }}\n{using}\n{rest.lstrip()}"
+    update = f"{text[: match.start()]}\nINSERT {{ GRAPH <{DELTA}> {{ {template} }} }}\n{using}\n{filtered}"
     prefixes = dict(_PREFIX.findall(text[: match.start()]))
     where = rest.lstrip()[5:]
     return Rule(
@@ -132,7 +134,31 @@ def compile_rule(path: Path, text: str) -> Rule:
         open_predicate=bool(_OPEN_PREDICATE.search(_STRINGS.sub('""', where))),
         open_class=bool(_OPEN_CLASS.search(where)),
         monotonic=is_monotonic(text),
+        exact=filtered != rest.lstrip() and _one_triple(template),
     )
+
+
+def _one_triple(template: str) -> bool:
+    bare = _COMMENT.sub("", _STRINGS.sub('""', _IRI.sub("<>", template))).strip().rstrip(".")
+    return not re.search(r"[.;,]", bare)
+
+
+def _unless_known(where: str, template: str) -> str:
+    """`WHERE { pattern }` less the solutions whose every conclusion the store already holds
+    (most of a round's derivations): they would be written to DELTA only to be dropped again.
+    Only the solution set changes, never what is concluded; a template with blank nodes (new
+    nodes per solution) or a query with modifiers after its WHERE clause is left as it is."""
+    if re.search(r"\[|_:", _STRINGS.sub('""', _IRI.sub("<>", template))):
+        return where
+    start = where.index("{")
+    depth, end = 0, start
+    for end in range(start, len(where)):
+        depth += {"{": 1, "}": -1}.get(where[end], 0)
+        if depth == 0:
+            break
+    if depth or _COMMENT.sub("", where[end + 1 :]).strip():
+        return where
+    return f"{where[:start]}{{ {{ {where[start + 1 : end]}\n}} FILTER NOT EXISTS {{ {template}\n}} }}"
 
 
 def _in(graph: str) -> str:
@@ -152,15 +178,15 @@ def _count(store: ox.Store, graph: str) -> int:
     return int(row["n"].value)
 
 
-def _settle_delta(store: ox.Store, target: str, delta: str, new: str) -> tuple[int, set[str], set[str]]:
-    """Drop from `delta` what another graph already holds, add the rest to `target`, empty `new`
-    (the round before's; `delta` takes its role); return how many triples were new, their
-    predicates and the classes they typed."""
-    # no USING: GRAPH ?g ranges over every named graph (a lookup per triple, s p o bound)
-    store.update(
-        f"DELETE {{ GRAPH <{delta}> {{ ?s ?p ?o }} }} WHERE {{ GRAPH <{delta}> {{ ?s ?p ?o }} "
-        f"FILTER EXISTS {{ GRAPH ?g {{ ?s ?p ?o }} FILTER (?g != <{delta}> && ?g != <{new}>) }} }}"
-    )
+def _settle_delta(store: ox.Store, target: str, delta: str, new: str, exact: bool) -> tuple[int, set[str], set[str]]:
+    """Drop from `delta` what another graph already holds (unless every rule that ran was
+    `exact`), add the rest to `target`, empty `new` (the round before's; `delta` takes its role);
+    return how many triples were new, their predicates and the classes they typed."""
+    if not exact:  # no USING: GRAPH ?g ranges over every named graph (a lookup per triple, s p o bound)
+        store.update(
+            f"DELETE {{ GRAPH <{delta}> {{ ?s ?p ?o }} }} WHERE {{ GRAPH <{delta}> {{ ?s ?p ?o }} "
+            f"FILTER EXISTS {{ GRAPH ?g {{ ?s ?p ?o }} FILTER (?g != <{delta}> && ?g != <{new}>) }} }}"
+        )
     store.update(f"DROP SILENT GRAPH <{new}>")
     count = _count(store, delta)
     predicates = {r["p"].value for r in store.query(f"SELECT DISTINCT ?p WHERE {{ GRAPH <{delta}> {{ ?s ?p ?o }} }}")}  # type: ignore[union-attr]
@@ -188,9 +214,11 @@ def _fixpoint(store: ox.Store, rules: list[Rule], target: str, rounds: int, firs
         rounds += 1
         last = rounds == MAX_ROUNDS
         deriving: list[Path] = []
+        exact = True
         for rule in first if first is not None and rounds == start else rules:
             if rounds > start and not rule.wants(predicates, classes):
                 continue
+            exact = exact and rule.exact
             size = _count(store, delta) if last else 0
             try:
                 store.update(_swapped(rule.form(predicates, rounds == start), delta, new))
@@ -198,7 +226,7 @@ def _fixpoint(store: ox.Store, rules: list[Rule], target: str, rounds: int, firs
                 raise KnowledgeFileError(str(rule.path), None, f"rule does not run: {exc}") from None
             if last and _count(store, delta) > size:
                 deriving.append(rule.path)
-        added, predicates, classes = _settle_delta(store, target, delta, new)
+        added, predicates, classes = _settle_delta(store, target, delta, new, exact)
         delta, new = new, delta  # what this round added is what the next one reads as new
         if not added:
             store.update(f"DROP SILENT GRAPH <{new}>")

@@ -184,7 +184,10 @@ def compile_shapes(shapes: Path) -> list[Check] | None:
     return checks
 
 
-def run(store: ox.Store, graph: ox.NamedNode, checks: list[Check]) -> Iterator[tuple[ox.NamedNode | ox.BlankNode | ox.Literal, str, str]]:
+Term = ox.NamedNode | ox.BlankNode | ox.Literal
+
+
+def run(store: ox.Store, graph: ox.NamedNode, checks: list[Check]) -> Iterator[tuple[Term, str, str]]:
     """(focus node, path IRI, message) of every violation in `graph` of `store`."""
     for check in checks:
         for row in store.query(check.query, default_graph=graph):  # type: ignore[union-attr]
