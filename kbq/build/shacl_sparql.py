@@ -92,10 +92,11 @@ def _condition(store: ox.Store, key: str, value: ox.NamedNode | ox.BlankNode | o
             keys = {k: v for k, v in _keys(store, member).items() if k != "type"}
             if len(keys) != 1 or len(next(iter(keys.values()))) != 1:
                 return None
-            (k, (v,)), = keys.items()
-            if k not in {"class", "datatype"} or (cond := _condition(store, k, v)) is None:
+            ((k, (v,)),) = keys.items()
+            alternative = _condition(store, k, v) if k in {"class", "datatype"} else None
+            if alternative is None:
                 return None
-            alternatives.append(cond)
+            alternatives.append(alternative)
         return "(" + " || ".join(alternatives) + ")" if alternatives else "false"
     return None
 
