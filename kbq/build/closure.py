@@ -189,12 +189,18 @@ def _settle_delta(store: ox.Store, target: str, delta: str, new: str, exact: boo
         )
     store.update(f"DROP SILENT GRAPH <{new}>")
     count = _count(store, delta)
-    predicates = {r["p"].value for r in store.query(f"SELECT DISTINCT ?p WHERE {{ GRAPH <{delta}> {{ ?s ?p ?o }} }}")}  # type: ignore[union-attr]
-    classes = {r["c"].value for r in store.query(f"SELECT DISTINCT ?c WHERE {{ GRAPH <{delta}> {{ ?s a ?c }} }}")}  # type: ignore[union-attr]
-    predicates.discard(_RDF_TYPE)
+    predicates, classes = _signature(store, delta)
     if count:
         store.update(f"ADD <{delta}> TO <{target}>")
     return count, predicates, classes
+
+
+def _signature(store: ox.Store, graph: str) -> tuple[set[str], set[str]]:
+    """The predicates (less rdf:type) of a graph's triples and the classes they type."""
+    predicates = {r["p"].value for r in store.query(f"SELECT DISTINCT ?p WHERE {{ GRAPH <{graph}> {{ ?s ?p ?o }} }}")}  # type: ignore[union-attr]
+    classes = {r["c"].value for r in store.query(f"SELECT DISTINCT ?c WHERE {{ GRAPH <{graph}> {{ ?s a ?c }} }}")}  # type: ignore[union-attr]
+    predicates.discard(_RDF_TYPE)
+    return predicates, classes
 
 
 def beyond_subset(store: ox.Store) -> list[str]:
@@ -203,12 +209,15 @@ def beyond_subset(store: ox.Store) -> list[str]:
     return sorted(r["term"].value for r in store.query(text, use_default_graph_as_union=True))  # type: ignore[union-attr]
 
 
-def _fixpoint(store: ox.Store, rules: list[Rule], target: str, rounds: int, first: list[Rule] | None = None) -> int:
+def _fixpoint(
+    store: ox.Store, rules: list[Rule], target: str, rounds: int, first: list[Rule] | None = None, seeded: bool = False
+) -> int:
     """Apply `rules` in rounds until one adds nothing to the store (the first round: only `first`,
-    when given); the rounds so far."""
-    predicates: set[str] = set()
-    classes: set[str] = set()
-    start = rounds + 1
+    when given); the rounds so far. `seeded`: the store is a fixpoint of these rules but for the
+    triples in the NEW graph (an overlay on a snapshot's closure), so the first round is a later
+    round's: only the rules that can match them, in their delta forms."""
+    predicates, classes = _signature(store, NEW) if seeded else (set(), set())
+    start = rounds + 1 - int(seeded)
     delta, new = DELTA, NEW
     while True:
         rounds += 1
@@ -247,14 +256,16 @@ def _swapped(update: str, delta: str, new: str) -> str:
     return _SCRATCH.sub(lambda m: f"<{NEW if m.group(1) == DELTA else DELTA}>", update)
 
 
-def infer_in_store(store: ox.Store, rule_paths: list[Path]) -> StoreInference:
+def infer_in_store(store: ox.Store, rule_paths: list[Path], *, seeded: bool = False) -> StoreInference:
     """Add to `store`'s INFERRED graph what ASSERTED (and INFERRED) entail under the OWL-RL
     subset and the rules, to a fixpoint: first the monotonic rules, then all. INFERRED may start
-    with an earlier monotonic closure (an overlay build): the result is the same."""
+    with an earlier monotonic closure (an overlay build): the result is the same. `seeded`: it
+    does, and the NEW graph holds what ASSERTED gained since (the overlay's triples): the
+    monotonic rules then start from those (semi-naive) instead of from everything."""
     start = time.perf_counter()
     rules = [_with_delta(compile_rule(p, p.read_text(encoding="utf-8"))) for p in [*resources.owlrl_rule_files(), *rule_paths]]
     before = _count(store, INFERRED)
-    rounds = _fixpoint(store, [r for r in rules if r.monotonic], INFERRED, 0)
+    rounds = _fixpoint(store, [r for r in rules if r.monotonic], INFERRED, 0, seeded=seeded)
     rounds = _fixpoint(store, rules, LATE, rounds, first=[r for r in rules if not r.monotonic])
     store.update(_NORMALISE.replace(INFERRED, LATE))
     store.update(_NORMALISE)

@@ -92,11 +92,12 @@ def parse_file(path: Path) -> list[ox.Triple]:
         raise _syntax_error(path, exc) from None
 
 
-def load_into(store: ox.Store, files: list[Path]) -> None:
-    """Add the triples of Turtle files to `store`'s ASSERTED graph (blank nodes stay apart per file)."""
+def load_into(store: ox.Store, files: list[Path], graph: ox.NamedNode = ASSERTED) -> None:
+    """Add the triples of Turtle files to `store`'s ASSERTED graph, or `graph` (blank nodes stay
+    apart per file)."""
     for path in files:
         try:
-            store.load(_read(path), format=ox.RdfFormat.TURTLE, base_iri=path.resolve().as_uri(), to_graph=ASSERTED)
+            store.load(_read(path), format=ox.RdfFormat.TURTLE, base_iri=path.resolve().as_uri(), to_graph=graph)
         except SyntaxError as exc:
             raise _syntax_error(path, exc) from None
 

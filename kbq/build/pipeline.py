@@ -223,21 +223,23 @@ def _base_closure(base: str | None, say: Progress) -> tuple[ox.Store, bytes] | N
     return opened[0], late
 
 
-def _reason(loaded: LoadedKnowledge, engine: str, say: Progress) -> tuple[int, int, float, bytes]:
-    """Add the closure to loaded.store's INFERRED graph: (inferred, rounds, seconds, late N-Triples)."""
+def _reason(loaded: LoadedKnowledge, engine: str, say: Progress, seeded: bool = False) -> tuple[int, int, float, bytes]:
+    """Add the closure to loaded.store's INFERRED graph: (inferred, rounds, seconds, late N-Triples).
+    `seeded`: INFERRED holds a snapshot's closure and the NEW graph what the overlays add."""
     from kbq.build import closure, loader, reason
 
     if engine == reason.Engine.SPARQL:
         beyond = closure.beyond_subset(loaded.store)
         if not beyond:
             reason.load_rules(resources.rule_files())  # each parses and is a CONSTRUCT, or an error naming it
-            result = closure.infer_in_store(loaded.store, resources.rule_files())
+            result = closure.infer_in_store(loaded.store, resources.rule_files(), seeded=seeded)
             reason.check_consistency(loaded.store, reason.load_rules(resources.check_files(), form="SELECT"))
             return result.inferred, result.rounds, result.seconds, result.late
         shown = ", ".join(beyond[:5]) + (" ..." if len(beyond) > 5 else "")
         say(f"kbq: the knowledge uses {shown}, beyond the sparql engine's OWL-RL subset: reasoning with reasonable")
         engine = reason.Engine.REASONABLE
         loaded.store.update(f"DROP SILENT GRAPH <{resources.INFERRED_GRAPH}>")  # an overlay's base closure: recomputed
+        loaded.store.update(f"DROP SILENT GRAPH <{closure.NEW}>")
     inference = reason.infer(loaded.triples, resources.rule_files(), engine=reason.Engine(engine), checks=resources.check_files())
     graph = ox.NamedNode(resources.INFERRED_GRAPH)
     loaded.store.bulk_extend(loader.to_ox_quad(s, p, o, graph) for s, p, o in inference.inferred)
@@ -269,12 +271,15 @@ def build(
     shipped = resources.knowledge_files()
     kb_files = shipped + [Path(p) for p in overlays]
     reused = _base_closure(base, say) if overlays and engine == DEFAULT_ENGINE else None
+    seeded = reused is not None
     store = ox.Store()
     if reused is not None:
         say(f"kbq: starting from the shipped snapshot's closure, loading {len(overlays)} overlay files")
         closure.restore_closure(store, *reused)
         del reused
-        loader.load_into(store, [Path(p) for p in overlays])
+        # the overlay's triples also in NEW: reasoning starts from them (closure.infer_in_store, seeded)
+        loader.load_into(store, [Path(p) for p in overlays], graph=ox.NamedNode(closure.NEW))
+        store.update(f"ADD <{closure.NEW}> TO <{resources.ASSERTED_GRAPH}>")
     else:
         say(f"kbq: loading {len(kb_files)} knowledge files")
         loader.load_into(store, kb_files)
@@ -286,7 +291,7 @@ def build(
         validate_graph(loaded)
     say(f"kbq: reasoning ({engine}) over {asserted} triples")
     try:
-        _added, rounds, seconds, late = _reason(loaded, engine, say)
+        _added, rounds, seconds, late = _reason(loaded, engine, say, seeded=seeded)
     except InconsistencyError as exc:
         raise _located(exc, loaded) from None
     except (KbqError, MemoryError):
