@@ -72,10 +72,14 @@ print(json.dumps({"seconds": time.perf_counter() - start, "violations": [str(v) 
 
 MAKE = """
 import json, sys
+from pathlib import Path
 sys.path.insert(0, sys.argv[1])
-from make_synthetic import write, write_gpus
-n = (write_gpus if sys.argv[2] == "gpus" else write)(int(sys.argv[3]), __import__("pathlib").Path(sys.argv[4]))
-print(json.dumps({"triples": n}))
+from make_synthetic import write_gpus, write_parts
+if sys.argv[2] == "gpus":
+    print(json.dumps({"triples": write_gpus(int(sys.argv[3]), Path(sys.argv[4])), "files": [sys.argv[4]]}))
+else:
+    files, n = write_parts(int(sys.argv[3]), Path(sys.argv[4]))
+    print(json.dumps({"triples": n, "files": [str(f) for f in files]}))
 """
 
 
@@ -116,13 +120,13 @@ def main() -> None:
     targets = {1: 2, 10: 10, 100: 60}
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        synthetic = {}
+        synthetic: dict[int, list[str]] = {}
         for factor in args.factors:
             if factor > 1:
-                synthetic[factor] = folder / f"synthetic-{factor}x.nt"
-                run(MAKE, [str(ROOT / "bench"), "kb", str(factor), str(synthetic[factor])])
+                made = run(MAKE, [str(ROOT / "bench"), "kb", str(factor), str(folder / f"synthetic-{factor}x.nt")])
+                synthetic[factor] = list(made["files"])  # type: ignore[call-overload]
         for factor in args.factors:
-            extra = [str(synthetic[factor])] if factor > 1 else []
+            extra = synthetic.get(factor, [])
             base = run(BASELINE, extra)
             built = run(BUILD, [str(folder / f"snapshot-{factor}x"), *extra])
             target = targets.get(factor)
@@ -147,7 +151,7 @@ def main() -> None:
         )
         lines += ["", "SHACL: the shapes as SPARQL (the build's validator) and rudof against pySHACL (the reference), same data:"]
         for factor in [f for f in args.factors if f <= 10]:
-            extra = [str(synthetic[factor])] if factor > 1 else []
+            extra = synthetic.get(factor, [])
             fast, rudof, ref = (run(SHACL, [v, *extra]) for v in ("sparql", "rudof", "pyshacl"))
             same = fast["violations"] == rudof["violations"] == ref["violations"]
             lines.append(
@@ -158,7 +162,7 @@ def main() -> None:
         if args.before:
             lines += ["", f"Before: the same builds with the code at {args.before}:"]
             for factor in args.before_factors:
-                extra = [str(synthetic[factor])] if factor > 1 else []
+                extra = synthetic.get(factor, [])
                 try:
                     old = run(BUILD, [str(folder / f"snapshot-before-{factor}x"), *extra], root=args.before)
                 except SystemExit as exc:

@@ -31,15 +31,27 @@ def _rename(term: object, copy: int, entities: set[str]) -> object:
     return term
 
 
-def write(factor: int, out: Path) -> int:
-    """Write factor-1 renamed copies of every entity's triples (the shipped KB is the first)."""
+def write_parts(factor: int, out: Path, copies_per_file: int = 40) -> tuple[list[Path], int]:
+    """`write` in files of at most `copies_per_file` copies each (an overlay file has a size limit,
+    kbq.store.snapshot.MAX_OVERLAY_BYTES; a copy's blank nodes stay in its file): the files, the triples."""
+    files, total = [], 0
+    for n, first in enumerate(range(1, factor, copies_per_file)):
+        part = out.with_name(f"{out.stem}-{n}{out.suffix}")
+        total += write(min(first + copies_per_file, factor), part, first=first)
+        files.append(part)
+    return files, total
+
+
+def write(factor: int, out: Path, first: int = 1) -> int:
+    """Write factor-1 renamed copies of every entity's triples (the shipped KB is the first);
+    `first`: start at that copy (a part of a larger KB)."""
     files = [f for f in resources.knowledge_files() if f.parent.name == "kb"]
     triples = [t for f in files for t in ox.parse(path=str(f), format=ox.RdfFormat.TURTLE)]
     entities = {t.subject.value for t in triples if t.predicate.value == RDF_TYPE and t.object.value in COPIED}
     owned = {t.object for t in triples if isinstance(t.object, ox.BlankNode) and t.subject.value in entities}
     chosen = [t for t in triples if t.subject.value in entities or t.subject in owned]
     copies = []
-    for copy in range(1, factor):
+    for copy in range(first, factor):
         copies += [
             ox.Triple(_rename(t.subject, copy, entities), t.predicate, _rename(t.object, copy, entities))  # type: ignore[arg-type]
             for t in chosen
