@@ -121,6 +121,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         synthetic: dict[int, list[str]] = {}
+        after: dict[int, dict[str, object]] = {}
         for factor in args.factors:
             if factor > 1:
                 made = run(MAKE, [str(ROOT / "bench"), "kb", str(factor), str(folder / f"synthetic-{factor}x.nt")])
@@ -129,6 +130,7 @@ def main() -> None:
             extra = synthetic.get(factor, [])
             base = run(BASELINE, extra)
             built = run(BUILD, [str(folder / f"snapshot-{factor}x"), *extra])
+            after[factor] = built
             target = targets.get(factor)
             verdict = f"target <= {target} s: {'met' if built['wall'] <= target else 'NOT met'}" if target else ""
             if factor == 100:
@@ -168,7 +170,15 @@ def main() -> None:
                 except SystemExit as exc:
                     lines.append(f"  {factor:>3}x KB: {exc}")
                     continue
-                lines.append(f"  {factor:>3}x KB: build {old['wall']:.2f} s wall / {old['cpu']:.2f} s CPU / {old['rss']:.0f} MB")
+                new = after.get(factor)
+                ratio = (
+                    f"; before/after: CPU {old['cpu'] / new['cpu']:.1f}x, peak RSS {old['rss'] / new['rss']:.1f}x"  # type: ignore[operator]
+                    if new
+                    else ""
+                )
+                lines.append(
+                    f"  {factor:>3}x KB: build {old['wall']:.2f} s wall / {old['cpu']:.2f} s CPU / {old['rss']:.0f} MB{ratio}"
+                )
     record(lines, "build.txt")
 
 
