@@ -319,10 +319,10 @@ class Words:
         if clause.keyword == "under":
             return [self.ceiling(words)]
         phrase = ast.Phrase(words)
+        if (hardware := self.hardware(phrase)) is not None:  # before a year: 'on a 4090' names a card
+            return [hardware]
         if clause.keyword in ("on", "in") and len(words) == 1 and re.fullmatch(r"\d{4}(-\d{2}){0,2}", words[0].text):
             return [Year(words[0].text, words[0].column)]
-        if (hardware := self.hardware(phrase)) is not None:
-            return [hardware]
         if clause.keyword in ("on", "in") and (budget := self.budget(words)) is not None:
             return [budget]
         if clause.keyword in ("on", "in") and (chassis := self.chassis(phrase)) is not None:
@@ -422,6 +422,10 @@ class Words:
             return Hardware(1, found[0], phrase.column) if len(found) == 1 else None
         if not words:
             return None
+        if len(words) == 1:  # a number that is a card's name ('4090', '3090'), not a count or a year
+            named = [t for t in self.cat.candidates(words[0].text, [GPU, GPU_FAMILY]) if t.is_a(GPU, GPU_FAMILY)]
+            if len(named) == 1:
+                return Hardware(1, named[0], phrase.column)
         head = words[0].text
         rest = words[1:]
         suffix = re.sub(r"^\d+", "", head)
