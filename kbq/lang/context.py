@@ -33,6 +33,8 @@ class Context:
         self.words = Words(catalog, text)
         self.lookups: list[str] = []  # the fact queries run while compiling (shown for computed answers)
         self.as_of: str | None = None  # first day after the question's 'as of' date: prices are read at it
+        self.prefetched: dict[str, list[Value]] = {}  # model IRI -> its architecture row (kbq.lang.workload.facts)
+        self._memo: dict[str, list[list[Value]]] = {}  # one question reads one snapshot: a look-up's rows do not change
 
     def error(self, message: str, column: int | None, **extra: list[str]) -> QueryError:
         return QueryError(message, query=self.text, column=column, **extra)
@@ -41,4 +43,6 @@ class Context:
         from kbq.lang.catalog import PREFIXES
 
         self.lookups.append(PREFIXES + sparql)
-        return self.run(PREFIXES + sparql).rows
+        if sparql not in self._memo:  # the same look-up repeats per model in 'models that fit' (constants, defaults ...)
+            self._memo[sparql] = self.run(PREFIXES + sparql).rows
+        return [list(row) for row in self._memo[sparql]]

@@ -25,6 +25,7 @@ TERMS = frozenset(
         "sentenceText",
         "template",
         "wordRole",
+        "suffixFormat",  # issue18: a model id's '-AWQ' / '-FP8' suffix sets the weight format
         "trustRank",  # a size alone: the best-sourced models first
         "headBits",
         "variableBits",

@@ -51,6 +51,7 @@ class Lexicon(NamedTuple):
     intents: tuple[Intent, ...]
     roles: dict[str, str]  # word -> ignore | budget | need | suffix
     counts: dict[str, int]
+    formats: dict[str, str]  # a packaging suffix -> the label of the weight format it says ('awq' -> GPTQ 4-bit)
 
 
 class Span(NamedTuple):
@@ -118,7 +119,14 @@ def lexicon(catalog: Catalog) -> Lexicon:
         else:
             roles.setdefault(key, str(role))
             roles.setdefault(f"{role}:{key}", str(role))
-    lex = Lexicon(intents, roles, counts)
+    formats = {
+        " ".join(_tokens(str(text).lower())): str(label)
+        for text, label in catalog.run(
+            PREFIXES + "SELECT ?text ?label WHERE { ?w a kbq:SentenceWord ; kbq:sentenceText ?text ; "
+            "kbq:suffixFormat/rdfs:label ?label }"
+        ).rows
+    }
+    lex = Lexicon(intents, roles, counts, formats)
     catalog._sentence_lexicon = lex  # type: ignore[attr-defined]
     return lex
 
@@ -174,6 +182,7 @@ class Reader:
         self.lex = lexicon(catalog)
         self.toks = _tokens(text.lower())
         self.notes: list[str] = []
+        self.id_format: tuple[str, str] | None = None  # (suffix, format label) a model id's packaging says
 
     # --- what the sentence names --------------------------------------------------------------
 
@@ -228,8 +237,11 @@ class Reader:
         org, _, name = token.rpartition("/")
         parts = re.split(r"[-_]", name) if "-" in name or "_" in name else []
         dropped: list[str] = []
+        fmt: tuple[str, str] | None = None
         while len(parts) > 1 and self.lex.roles.get(parts[-1]) == "suffix":
             dropped.insert(0, parts.pop())
+            if fmt is None and dropped[0] in self.lex.formats:
+                fmt = (dropped[0], self.lex.formats[dropped[0]])
             base = "-".join(parts)
             for candidate in ([f"{org}/{base}"] if org else []) + [base]:
                 found = [t for t in self.cat.candidates(candidate) if t.is_a(MODEL)]
@@ -238,6 +250,7 @@ class Reader:
                         f"'{token}' read as {found[0].label}: '{'-'.join(dropped)}' names a fine-tune or packaging of "
                         "the same architecture"
                     )
+                    self.id_format = fmt
                     return Span(i, i + 1, "workload", _say(found[0].label, base), 1, tuple(found))
         return None
 
@@ -356,6 +369,10 @@ class Reader:
             slots[name] = span.text
         precision = by_role.get("precision", [])
         slots["at"] = f" at {precision[0].text}" if precision else ""
+        if not precision and self.id_format is not None:  # '-AWQ', '-FP8': the weights are stored in that format
+            suffix, label = self.id_format
+            slots["at"] = f" at {label}"
+            self.notes.append(f"weights in {label}: the model id's '-{suffix}' suffix says how they are stored")
         settings = [s.text for s in by_role.get("setting", [])]
         slots["with"] = _settings_clause(settings)
         money = by_role.get("money", [])

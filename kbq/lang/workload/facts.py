@@ -16,13 +16,33 @@ _MODEL_PROPS = MODEL_PROPERTIES
 _FLOATS = {"params", "active_params", "forward_gflops", "activations_m", "activation_gb_image"}
 
 
-def model(ctx: Context, term: Term) -> Facts:
+def _architecture_query(bind: str) -> str:
     optional = " ".join(f"OPTIONAL {{ ?m kbq:{p} ?{name} }}" for name, p in _MODEL_PROPS.items())
-    rows = ctx.rows(
-        f"SELECT {' '.join('?' + n for n in _MODEL_PROPS)} ?attention WHERE {{ BIND({terms.iri(term.iri)} AS ?m) {optional}"
-        " OPTIONAL { ?m kbq:attentionKind/rdfs:label ?attention } } LIMIT 1"
+    return (
+        f"SELECT ?m {' '.join('?' + n for n in _MODEL_PROPS)} ?attention WHERE {{ {bind} {optional}"
+        " OPTIONAL { ?m kbq:attentionKind/rdfs:label ?attention } }"
     )
-    values = dict(zip([*_MODEL_PROPS, "attention"], rows[0], strict=True)) if rows else {}
+
+
+def prefetch_models(ctx: Context, iris: list[str]) -> None:
+    """The architecture of many models in one look-up ('models that fit' sizes every model of the KB);
+    `model` then reads them from the context instead of one query each."""
+    if not iris:
+        return
+    rows = ctx.rows(_architecture_query(f"VALUES ?m {{ {' '.join(terms.iri(i) for i in iris)} }}"))
+    for row in rows:
+        ctx.prefetched.setdefault(str(row[0]), row[1:])
+    for iri in iris:
+        ctx.prefetched.setdefault(iri, [])
+
+
+def model(ctx: Context, term: Term) -> Facts:
+    if term.iri in ctx.prefetched:
+        row = ctx.prefetched[term.iri]
+    else:
+        rows = ctx.rows(_architecture_query(f"BIND({terms.iri(term.iri)} AS ?m)") + " LIMIT 1")
+        row = rows[0][1:] if rows else []
+    values = dict(zip([*_MODEL_PROPS, "attention"], row, strict=True)) if row else {}
     sources = ctx.rows(f"SELECT DISTINCT ?s WHERE {{ {terms.iri(term.iri)} dcterms:source ?s }} ORDER BY ?s")
     kwargs: dict[str, object] = {}
     for name, value in values.items():

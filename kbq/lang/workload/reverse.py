@@ -13,7 +13,7 @@ from kbq.lang.context import Context
 from kbq.lang.evaluate import evaluate
 from kbq.lang.plan import Plan
 from kbq.lang.words import Hardware, PrecisionChoice, SettingValue
-from kbq.lang.workload.facts import constants
+from kbq.lang.workload.facts import constants, prefetch_models
 from kbq.lang.workload.question import _accelerator, _hardware, estimate
 from kbq.store.resources import KB_NS
 
@@ -55,6 +55,7 @@ def fitting_models(ctx: Context, clauses: tuple[ast.Clause, ...], hardware: ast.
     models = ctx.rows(
         "SELECT ?m ?l ?p WHERE { ?m a kbq:Model ; rdfs:label ?l ; kbq:parameterCount ?p ; kbq:numLayers ?n } ORDER BY DESC(?p) ?l"
     )
+    prefetch_models(ctx, [str(m[0]) for m in models])
     rows: list[list[object]] = []
     unsized: list[str] = []
     assumed: set[str] = set()
