@@ -25,7 +25,19 @@ TERMS = frozenset(
         "sentenceText",
         "template",
         "wordRole",
-        "suffixFormat",  # issue18: a model id's '-AWQ' / '-FP8' suffix sets the weight format
+        "suffixFormat",
+        "unplacedTemplate",
+        "GenericModelProfile",  # issue18: a size alone reads as a generic dense decoder (kbq/lang/workload/generic.py)
+        "sizeNoun",
+        "architectureFrom",
+        "LargeLanguageModel",
+        "attentionHeads",
+        "hiddenSize",
+        "kvHeads",
+        "numExperts",
+        "kvLoraRank",
+        "slidingWindow",
+        "encoderOnly",  # issue18: a model id's '-AWQ' / '-FP8' suffix sets the weight format
         "trustRank",  # a size alone: the best-sourced models first
         "headBits",
         "variableBits",
@@ -257,6 +269,7 @@ MODEL_PROPERTIES = {
 # kb: individuals the code names
 INDIVIDUALS = frozenset(
     (
+        "GenericDenseDecoder",  # issue18: the generic profile a size alone reads as
         "DataSize",  # the dimension of a memory budget (sentence reader, words.budget)
         "GQA",  # kbq model import: the attention kind of an imported model
         "Inference",  # the process reverse questions size models for

@@ -37,6 +37,7 @@ _STRUCTURED = re.compile(r"[=<>]|\b(where|order\s+by|limit)\b", re.IGNORECASE)
 _PUNCTUATION = " ?!.,:;\"'\u3002\uff1f\uff01\uff0c"
 _OPTIONAL = ("at", "with", "under", "mode")
 _MAX_RUN = 7
+_UNPLACED_FORMS = ("WorkloadQuestion:speed", "WorkloadQuestion:time")  # forms a missing card makes a ranking
 CheckFn = Callable[[str], Exception | None]  # None: the canonical question answers
 
 
@@ -45,6 +46,7 @@ class Intent(NamedTuple):
     priority: int
     cues: tuple[str, ...]  # normalised token sequences joined by ' '
     templates: tuple[str, ...]
+    unplaced: frozenset[str] = frozenset()  # templates for a question that names no hardware (a ranking)
 
 
 class Lexicon(NamedTuple):
@@ -86,22 +88,27 @@ def lexicon(catalog: Catalog) -> Lexicon:
     assert catalog.run is not None
     rows = catalog.run(
         PREFIXES
-        + """SELECT ?i ?label ?priority ?cue ?template WHERE {
+        + """SELECT ?i ?label ?priority ?cue ?template ?unplaced WHERE {
   ?i a kbq:SentenceIntent ; rdfs:label ?label ; kbq:intentPriority ?priority .
-  { ?i kbq:cue ?cue } UNION { ?i kbq:template ?template } }"""
+  { ?i kbq:cue ?cue } UNION { ?i kbq:template ?template } UNION { ?i kbq:unplacedTemplate ?unplaced } }"""
     ).rows
-    found: dict[str, tuple[str, int, set[str], set[str]]] = {}
-    for iri, label, priority, cue, template in rows:
-        entry = found.setdefault(str(iri), (str(label), int(str(priority)), set(), set()))
+    found: dict[str, tuple[str, int, set[str], set[str], set[str]]] = {}
+    for iri, label, priority, cue, template, unplaced in rows:
+        entry = found.setdefault(str(iri), (str(label), int(str(priority)), set(), set(), set()))
         if cue is not None:
             entry[2].add(" ".join(_tokens(str(cue).lower())))
-        if template is not None:
-            entry[3].add(str(template))
+        for text in (template, unplaced):
+            if text is not None:
+                entry[3].add(str(text))
+        if unplaced is not None:
+            entry[4].add(_ordered({str(unplaced)})[0])
     intents = tuple(
         sorted(
             (
-                Intent(label, priority, tuple(sorted(cues, key=len, reverse=True)), tuple(_ordered(templates)))
-                for label, priority, cues, templates in found.values()
+                Intent(
+                    label, priority, tuple(sorted(cues, key=len, reverse=True)), tuple(_ordered(templates)), frozenset(unplaced)
+                )
+                for label, priority, cues, templates, unplaced in found.values()
             ),
             key=lambda i: -i.priority,
         )
@@ -183,6 +190,7 @@ class Reader:
         self.toks = _tokens(text.lower())
         self.notes: list[str] = []
         self.id_format: tuple[str, str] | None = None  # (suffix, format label) a model id's packaging says
+        self._hint, self._narrowed = "", False  # the name before a size, and whether it named a model of that size
 
     # --- what the sentence names --------------------------------------------------------------
 
@@ -342,13 +350,32 @@ class Reader:
     # --- intent and templates -----------------------------------------------------------------
 
     def cued(self) -> list[Intent]:
-        joined = " " + " ".join(self.toks) + " "
-        raw = self.text.lower()
-        hits = []
+        """The intents whose cues occur, highest priority first; a cue found only inside a longer cue
+        of another intent does not count ('how many' inside 'how many tokens' is the speed's)."""
+        texts = (" " + " ".join(self.toks) + " ", self.text.lower())  # words; raw text for Chinese cues
+        matched: list[tuple[Intent, list[tuple[int, int, int]]]] = []  # (text, start, end) of each cue found
         for intent in self.lex.intents:
-            if any((f" {cue} " in joined) or (_CJK.search(cue) and cue.replace(" ", "") in raw) for cue in intent.cues):
-                hits.append(intent)
-        return hits
+            places = []
+            for cue in intent.cues:
+                which = 1 if _CJK.search(cue) else 0
+                needle = cue.replace(" ", "") if which else f" {cue} "
+                at = texts[which].find(needle)
+                while at >= 0:
+                    places.append((which, at, at + len(needle)))
+                    at = texts[which].find(needle, at + 1)
+            if places:
+                matched.append((intent, places))
+
+        def covered(place: tuple[int, int, int], intent: Intent) -> bool:
+            which, start, end = place
+            return any(
+                o_which == which and o_start <= start and end <= o_end and o_end - o_start > end - start
+                for other, others in matched
+                if other is not intent
+                for o_which, o_start, o_end in others
+            )
+
+        return [intent for intent, places in matched if not all(covered(p, intent) for p in places)]
 
     def slots(self, spans: list[Span]) -> dict[str, str]:
         by_role: dict[str, list[Span]] = {}
@@ -416,7 +443,15 @@ class Reader:
             not any(t.is_a(MODEL) for s in workloads for t in s.terms)
             or (workloads[0].end < len(self.toks) and bool(_SIZE.match(self.toks[workloads[0].end])))
         )  # 'llama 70b': a family named with a size after it
-        if (not workloads or family_only) and (sized := self.sized()):  # a process alone names no model
+        sized = self.sized() if (not workloads or family_only) else []
+        if sized:  # a process alone names no model
+            process = next((s.text for s in spans if s.role == "process"), "")
+            if (plain := self._generic(sized)) is not None:  # 'a 70b model': a generic dense decoder of that size
+                slots["workload"] = f"{plain} {process}".strip()
+                return self._reading(slots, check, spans)
+            sized = [found for found in sized if found[0]]  # the KB's models of that size
+        if (not workloads or family_only) and sized:
+            process = next((s.text for s in spans if s.role == "process"), "")
             if len(sized) == 1:  # 'a 72b model', 'Qwen1.5-72B-Chat': the KB's one model of that size, said so
                 model, size = sized[0]
                 self.notes.append(f"'{size}' read as {model}, the KB's model of that size (not the model named)")
@@ -479,6 +514,24 @@ class Reader:
             for t in terms
         )
 
+    def _unplaced_note(self, intent: Intent, template: str) -> list[str]:
+        if template not in intent.unplaced:
+            return self.notes
+        return [*self.notes, f"no hardware named: read as the GPUs ranked for it ({intent.label}); name a card "
+                "('on rtx 4090', 'on 2 x a100') for the figure itself"]
+
+    def unplaced(self, check: CheckFn) -> Reading | None:
+        """A speed or time question that names no hardware ('how fast is llama 3 8b', 'time to train
+        bert-base'): its intent's ranking (kbq:unplacedTemplate), said so; None when it names hardware."""
+        slots = self.slots(self.spans())
+        if "workload" not in slots or "hardware" in slots:
+            return None
+        for intent in self.cued():
+            for template in intent.templates:
+                if template in intent.unplaced and (text := self.fill(template, slots)) is not None and check(text) is None:
+                    return Reading(text, intent.label, tuple(self._unplaced_note(intent, template)), template)
+        return None
+
     def _reading(self, slots: dict[str, str], check: CheckFn, spans: list[Span]) -> Reading:
         """The cued intents' templates in priority order; if none answers, every intent's first
         answering template, keeping those that use the most of what the sentence names."""
@@ -490,7 +543,7 @@ class Reader:
                     continue
                 tried.append(text)
                 if check(text) is None:
-                    return Reading(text, intent.label, tuple(self.notes), template)
+                    return Reading(text, intent.label, tuple(self._unplaced_note(intent, template)), template)
         readings: list[Reading] = []
         named = {k for k in ("workload", "hardware", "gpu") if k in slots}
         for intent in self.lex.intents if named else ():  # no cue and nothing named: no reading to offer
@@ -519,11 +572,29 @@ class Reader:
             suggestions=self.nearest(spans, slots, check, tried),
         )
 
+    def _generic(self, sized: list[tuple[str, str]]) -> str | None:
+        """The generic model a size reads as ('70b' -> '70b dense decoder') when no name before the
+        size narrows the KB's models of that size ('a 70b model', '72b的模型', 'mistral 123b' when the
+        KB has no Mistral of that size); None when a name narrows them ('llama 70b') or the size is not
+        a dense one ('8x7b')."""
+        from kbq.lang.workload import generic
+
+        size, narrowed = sized[0][1], self._narrowed
+        found = generic.term(self.cat, size)
+        declared = generic.profile(self.cat)
+        if found is None or declared is None or narrowed:
+            return None
+        if self._hint:
+            self.notes.append(f"'{self._hint} {size}' names no model of the KB: read as a {found.label}")
+        return f"{size} {declared.label}"
+
     def sized(self) -> list[tuple[str, str]]:
         """A size where a model should be ('72b', 'qwen1.5-72b-chat', 'llama 70b'): the KB's models
-        within 5% of it, narrowed to those whose name starts like the word before the size."""
+        within 5% of it, narrowed to those whose name starts like the word before the size (or the
+        size alone, with no models, when the KB has none of it: a generic model can still be read)."""
         from kbq.lang.words import Words
 
+        self._hint, self._narrowed = "", False
         words = Words(self.cat, self.text)
         for i, tok in enumerate(self.toks):
             parts = re.split(r"[-_]", tok)
@@ -533,11 +604,11 @@ class Reader:
                 models = words.models_of_size(part)
                 hint = parts[k - 1] if k > 0 else (self.toks[i - 1] if i > 0 else "")
                 prefix = re.match(r"[a-z]+", hint)
-                if prefix and len(prefix.group()) > 2:
+                if prefix and len(prefix.group()) > 2 and self.lex.roles.get(hint) != "ignore":
                     narrowed = [m for m in models if normalise(m).startswith(prefix.group())]
+                    self._hint, self._narrowed = hint, bool(narrowed)
                     models = narrowed or models
-                if models:
-                    return [(m, part) for m in models]
+                return [(m, part) for m in models] or [("", part)]
         return []
 
     def nearest(self, spans: list[Span], slots: dict[str, str], check: CheckFn, tried: list[str]) -> list[str]:
@@ -635,6 +706,10 @@ def compile_text(text: str, catalog: Catalog, run: Run) -> Plan:
 
     if isinstance(refused, AmbiguousTermError):
         raise refused  # a name with several meanings: its candidates are the readings
+    if type(refused) is QueryError and _form(text) in _UNPLACED_FORMS:  # 'how fast is llama 3 8b': no hardware
+        unplaced = Reader(text, catalog, run).unplaced(check)
+        if unplaced is not None:
+            return _marked(compile_question(unplaced.canonical, catalog, run), unplaced)
     if type(refused) is QueryError and _form(text) not in (None, "SubjectQuestion"):
         raise refused  # the language read the form and its names: what is wrong is the question itself
     try:

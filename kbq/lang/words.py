@@ -254,6 +254,9 @@ class Words:
         term = process = precision = None
         term_start = term_end = -1
         i = 0
+        if (sized := self.generic(words, runs)) is not None:  # 'a 70b model': a generic dense decoder of that size
+            term, term_start, term_end = sized[0], 0, sized[1]
+            i = term_end
         while i < len(words):
             for j in range(len(words), i, -1):
                 found = runs.get((i, j), [])
@@ -286,6 +289,22 @@ class Words:
                     suggestions=self.models_of_size(rest.text) or self.cat.suggest(rest.text, [*WORKLOAD_TYPES, PROCESS]),
                 )
         return Workload(term, process, precision, phrase)
+
+    def generic(self, words: tuple[ast.Word, ...], runs: dict[tuple[int, int], list[Term]]) -> tuple[Term, int] | None:
+        """A size the KB has no name for, with the words that name the generic profile after it
+        ('70b', '70b model', '13b llm'): the generic model and the words it takes."""
+        from kbq.lang.workload import generic
+
+        if not words or any(runs.get((0, j)) for j in range(1, len(words) + 1)):
+            return None  # a name of the KB starts here ('70b' is no name, 'gpt-3 175b' is read as a name)
+        found = generic.term(self.cat, words[0].text)
+        declared = generic.profile(self.cat)
+        if found is None or declared is None:
+            return None
+        for n in range(min(3, len(words) - 1), 0, -1):
+            if " ".join(normalise(w.text) for w in words[1 : 1 + n]) in declared.nouns:
+                return found, 1 + n
+        return found, 1
 
     def models_of_size(self, text: str) -> list[str]:
         """'70b', '8x7b': the models whose parameter count is within 5% of a size named alone, the

@@ -37,6 +37,14 @@ def prefetch_models(ctx: Context, iris: list[str]) -> None:
 
 
 def model(ctx: Context, term: Term) -> Facts:
+    from kbq.lang.workload import generic
+
+    if generic.is_generic(term.iri):  # 'a 70b model': the size asked, the closest dense decoder's architecture
+        lent = generic.lender(ctx, term)
+        if lent is None:
+            raise ctx.error(f"the KB has no dense decoder to lend {term.label} an architecture", None)
+        found = model(ctx, Term(lent.iri, lent.label, term.types))
+        return found._replace(label=term.label, params=float(term.iri.rsplit("/", 1)[1]), active_params=None)
     if term.iri in ctx.prefetched:
         row = ctx.prefetched[term.iri]
     else:
