@@ -248,7 +248,7 @@ class Reader:
         fmt: tuple[str, str] | None = None
         while len(parts) > 1 and self.lex.roles.get(parts[-1]) == "suffix":
             dropped.insert(0, parts.pop())
-            if fmt is None and dropped[0] in self.lex.formats:
+            if dropped[0] in self.lex.formats:  # the leftmost says the format ('gptq-int4': GPTQ; 'bnb-4bit': NF4)
                 fmt = (dropped[0], self.lex.formats[dropped[0]])
             base = "-".join(parts)
             for candidate in ([f"{org}/{base}"] if org else []) + [base]:
