@@ -45,13 +45,20 @@ def stacks(run: Run, gpus: list[str]) -> dict[str, list[Stack]]:
     values = " ".join(terms.iri(g) for g in gpus)
     rows = run(
         PREFIXES
-        + f"""SELECT ?gpu ?sdk ?rel ?v ?newest WHERE {{ VALUES ?gpu {{ {values} }}
+        + f"""SELECT ?gpu ?sdk ?rel ?v ?s WHERE {{ VALUES ?gpu {{ {values} }}
   ?r kbq:supportsGpu ?gpu ; kbq:releaseOf ?s ; kbq:versionMajor ?maj ; kbq:versionMinor ?min ; rdfs:label ?rel .
   ?s rdfs:label ?sdk . BIND(?maj * 1000 + ?min AS ?v)
-  {{ SELECT ?s (MAX(?M * 1000 + ?m) AS ?newest) WHERE {{ ?x kbq:releaseOf ?s ; kbq:versionMajor ?M ; kbq:versionMinor ?m }}
-     GROUP BY ?s }}
 }} ORDER BY ?gpu ?sdk DESC(?v) ?rel"""
     ).rows
+    newest_version = {  # each SDK's newest release, read once (a subquery joined per row took seconds)
+        str(sdk): newest
+        for (sdk, newest) in run(
+            PREFIXES
+            + """SELECT ?s (MAX(?M * 1000 + ?m) AS ?newest) WHERE { ?x kbq:releaseOf ?s ; kbq:versionMajor ?M ;
+  kbq:versionMinor ?m } GROUP BY ?s"""
+        ).rows
+    }
+    rows = [[gpu, sdk, rel, v, newest_version.get(str(s))] for gpu, sdk, rel, v, s in rows]
     newest_label = {
         str(sdk): str(label)
         for (sdk, label) in run(
