@@ -68,7 +68,8 @@ def test_a_packaging_suffix_sets_the_weight_format(kb) -> None:  # type: ignore[
     assert any("'-awq' suffix" in line for line in awq.explanation)
     assert kb.answer("memory for Qwen/Qwen2.5-14B-Instruct-GPTQ-Int4").read_as == "memory for Qwen2.5-14B at GPTQ 4-bit"
     assert kb.answer("memory for Qwen/Qwen2.5-14B-Instruct-FP8").read_as == "memory for Qwen2.5-14B at FP8"
-    assert kb.answer("can a 4090 run unsloth/Qwen2.5-14B-Instruct-bnb-4bit").read_as == "does Qwen2.5-14B at NF4 fit on GeForce RTX 4090"
+    bnb = kb.answer("can a 4090 run unsloth/Qwen2.5-14B-Instruct-bnb-4bit")
+    assert bnb.read_as == "does Qwen2.5-14B at NF4 fit on GeForce RTX 4090"
     assert kb.answer("memory for Qwen/Qwen2.5-14B-Instruct-AWQ at fp16").read_as == "memory for Qwen2.5-14B at FP16"
     gguf = kb.answer("does Qwen/Qwen2.5-14B-Instruct-GGUF q4_k_m fit on a 4090")
     assert gguf.read_as == "does Qwen2.5-14B at Q4_K_M fit on GeForce RTX 4090"

@@ -70,6 +70,7 @@ class Reading(NamedTuple):
     intent: str
     notes: tuple[str, ...] = ()
     template: str = ""
+    observed: tuple[str, ...] = ()  # numbers the sentence reports, not asks ('uses 24 gb'): a reading may leave them out
 
 
 class SentenceError(QueryError):
@@ -152,6 +153,7 @@ def _tokens(text: str) -> list[str]:
     text = text.replace("\u2019", "'").replace("\uff1f", " ").replace("\uff0c", " ").replace("\u3002", " ")
     text = re.sub(r"'(s|m|re|ve|ll|d)\b", " ", text)
     text = re.sub(r"(\d),(\d{3})\b", r"\1\2", text)
+    text = re.sub(r"\b(\d+(?:\.\d+)?b)\s*[x×*]\s*(\d+)\b", r"\2x\1", text)  # '7b*8', '7bx8': a mixture, '8x7b'
     if _CJK.search(text):
         text = re.sub(r"([\u3400-\u9fff\uf900-\ufaff]+)", r" \1 ", text)
     out: list[str] = []
@@ -191,6 +193,7 @@ class Reader:
         self.notes: list[str] = []
         self.id_format: tuple[str, str] | None = None  # (suffix, format label) a model id's packaging says
         self._hint, self._narrowed = "", False  # the name before a size, and whether it named a model of that size
+        self.observed: set[str] = set()  # numbers of what the sentence says a workload needs or uses
 
     # --- what the sentence names --------------------------------------------------------------
 
@@ -281,6 +284,7 @@ class Reader:
             if unit and self._dimension(unit) == DATA_SIZE:
                 before = toks[max(0, i - 2) : i]
                 if any(self.lex.roles.get(w) == "need" for w in before):
+                    self.observed.add(match.group() if (match := re.match(r"\d+", tok)) else tok)
                     continue
                 end = i + unit_tokens
                 for n in (2, 1):  # 'of vram', 'card'
@@ -434,6 +438,9 @@ class Reader:
         return _SLOT.sub(lambda m: slots[m.group(1)], template)
 
     def read(self, check: CheckFn) -> Reading:
+        return self._read(check)._replace(observed=tuple(sorted(self.observed)))
+
+    def _read(self, check: CheckFn) -> Reading:
         if (embedded := self.embedded(check)) is not None:
             return embedded
         spans = self.spans()
@@ -443,7 +450,8 @@ class Reader:
             not any(t.is_a(MODEL) for s in workloads for t in s.terms)
             or (workloads[0].end < len(self.toks) and bool(_SIZE.match(self.toks[workloads[0].end])))
         )  # 'llama 70b': a family named with a size after it
-        sized = self.sized() if (not workloads or family_only) else []
+        named = frozenset(i for s in spans if s.role != "workload" for i in range(s.start, s.end))
+        sized = self.sized(named) if (not workloads or family_only) else []
         if sized:  # a process alone names no model
             process = next((s.text for s in spans if s.role == "process"), "")
             if (plain := self._generic(sized)) is not None:  # 'a 70b model': a generic dense decoder of that size
@@ -588,10 +596,11 @@ class Reader:
             self.notes.append(f"'{self._hint} {size}' names no model of the KB: read as a {found.label}")
         return f"{size} {declared.label}"
 
-    def sized(self) -> list[tuple[str, str]]:
+    def sized(self, named: frozenset[int] = frozenset()) -> list[tuple[str, str]]:
         """A size where a model should be ('72b', 'qwen1.5-72b-chat', 'llama 70b'): the KB's models
         within 5% of it, narrowed to those whose name starts like the word before the size (or the
-        size alone, with no models, when the KB has none of it: a generic model can still be read)."""
+        size alone, with no models, when the KB has none of it: a generic model can still be read). A word
+        the sentence names as something else (`named`: a process, a card) is no model's name."""
         from kbq.lang.words import Words
 
         self._hint, self._narrowed = "", False
@@ -602,10 +611,10 @@ class Reader:
                 if not _SIZE.match(part):
                     continue
                 models = words.models_of_size(part)
-                hint = parts[k - 1] if k > 0 else (self.toks[i - 1] if i > 0 else "")
-                prefix = re.match(r"[a-z]+", hint)
+                hint = parts[k - 1] if k > 0 else (self.toks[i - 1] if i > 0 and (i - 1) not in named else "")
+                prefix = re.match(r"[a-z][a-z0-9.]*", hint)  # 'qwen1.5' narrows to Qwen1.5 models, not Qwen2.5
                 if prefix and len(prefix.group()) > 2 and self.lex.roles.get(hint) != "ignore":
-                    narrowed = [m for m in models if normalise(m).startswith(prefix.group())]
+                    narrowed = [m for m in models if normalise(m).startswith(normalise(prefix.group()))]
                     self._hint, self._narrowed = hint, bool(narrowed)
                     models = narrowed or models
                 return [(m, part) for m in models] or [("", part)]
@@ -731,8 +740,8 @@ def compile_text(text: str, catalog: Catalog, run: Run) -> Plan:
         raise refused  # the reading would drop the backend the question names ('using frobnicator')
     if _settings_named(text, catalog) - _settings_named(reading.canonical, catalog):
         raise refused  # the reading would drop a setting the question names ('with selective recompute')
-    if _form(text) is not None and _numbers(text) - _numbers(reading.canonical):
-        raise refused  # a question the grammar read keeps its numbers ('gpu for lstm on 0 gpus')
+    if _form(text) is not None and _numbers(text) - _numbers(reading.canonical) - set(reading.observed):
+        raise refused  # a question the grammar read keeps its numbers ('gpu for lstm on 0 gpus'), but for reported ones
     return _marked(compile_question(reading.canonical, catalog, run), reading)
 
 
@@ -761,8 +770,9 @@ def _settings_named(text: str, catalog: Catalog) -> set[str]:
         for j in range(i + 1, min(len(toks), i + 4) + 1):
             setting = catalog.settings.get(normalise(" ".join(toks[i:j])))
             rate = j < len(toks) and toks[j] in ("per", "/s", "/sec")  # 'tokens per second' is a rate, not a setting
-            if setting is not None and not rate:
-                found.add(setting.name)
+            valued = any(re.match(r"\$?\d", t) for t in toks[max(0, i - 1) : i] + toks[j : j + 1])
+            if setting is not None and not rate and (setting.flag or setting.dimension is None or valued):
+                found.add(setting.name)  # a setting that takes a number is asked only with one ('high vram usage' is not)
     return found
 
 
