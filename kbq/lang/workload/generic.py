@@ -31,8 +31,8 @@ class Profile(NamedTuple):
 def profile(catalog: Catalog) -> Profile | None:
     """The generic profile as the KB declares it (None when the KB declares none)."""
     cached = getattr(catalog, "_generic_profile", False)
-    if cached is not False:
-        return cached  # type: ignore[no-any-return]
+    if cached is None or isinstance(cached, Profile):
+        return cached
     found: Profile | None = None
     if catalog.run is not None:
         from kbq.lang.catalog import PREFIXES
