@@ -194,6 +194,7 @@ class Reader:
         self.id_format: tuple[str, str] | None = None  # (suffix, format label) a model id's packaging says
         self._hint, self._narrowed = "", False  # the name before a size, and whether it named a model of that size
         self.observed: set[str] = set()  # numbers of what the sentence says a workload needs or uses
+        self._model_named = False  # the sentence names a workload (not only a process)
 
     # --- what the sentence names --------------------------------------------------------------
 
@@ -387,6 +388,7 @@ class Reader:
             by_role.setdefault(span.role, []).append(span)
         slots: dict[str, str] = {}
         workloads = by_role.get("workload", [])
+        self._model_named = bool(workloads)
         if workloads:
             process = by_role.get("process", [])
             slots["workload"] = self._base(workloads[0]) + (f" {process[0].text}" if process else "")
@@ -456,6 +458,7 @@ class Reader:
             process = next((s.text for s in spans if s.role == "process"), "")
             if (plain := self._generic(sized)) is not None:  # 'a 70b model': a generic dense decoder of that size
                 slots["workload"] = f"{plain} {process}".strip()
+                self._model_named = True
                 return self._reading(slots, check, spans)
             sized = [found for found in sized if found[0]]  # the KB's models of that size
         if (not workloads or family_only) and sized:
@@ -465,9 +468,11 @@ class Reader:
                 self.notes.append(f"'{size}' read as {model}, the KB's model of that size (not the model named)")
                 process = next((s.text for s in spans if s.role == "process"), "")
                 slots["workload"] = f"{model} {process}".strip()
+                self._model_named = True
             else:  # several models of that size: their readings, not a guess
                 readings = []
                 process = next((s.text for s in spans if s.role == "process"), "")
+                self._model_named = True
                 for model, _size in sized[:4]:
                     try:
                         workload = f"{model} {process}".strip()
@@ -528,11 +533,15 @@ class Reader:
         return [*self.notes, f"no hardware named: read as the GPUs ranked for it ({intent.label}); name a card "
                 "('on rtx 4090', 'on 2 x a100') for the figure itself"]
 
+    def _unplaced_applies(self, slots: dict[str, str]) -> bool:
+        """A ranking stands in for a speed or time only for a model, and only when no hardware is named."""
+        return "hardware" not in slots and self._model_named
+
     def unplaced(self, check: CheckFn) -> Reading | None:
         """A speed or time question that names no hardware ('how fast is llama 3 8b', 'time to train
         bert-base'): its intent's ranking (kbq:unplacedTemplate), said so; None when it names hardware."""
         slots = self.slots(self.spans())
-        if "workload" not in slots or "hardware" in slots:
+        if "workload" not in slots or not self._unplaced_applies(slots):
             return None
         for intent in self.cued():
             for template in intent.templates:
@@ -548,6 +557,8 @@ class Reader:
             for template in intent.templates:
                 text = self.fill(template, slots)
                 if text is None or text in tried:
+                    continue
+                if template in intent.unplaced and not self._unplaced_applies(slots):
                     continue
                 tried.append(text)
                 if check(text) is None:
