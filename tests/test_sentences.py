@@ -14,7 +14,7 @@ import pytest
 from kbq.errors import KbqError, QueryError
 
 DATA = Path(__file__).parent / "data" / "sentences.jsonl"
-FLOOR = 0.38  # the development share this branch reaches (see test_real_sentences_get_an_answer_of_the_right_kind)
+FLOOR = 0.56  # the development share this branch reaches (see test_real_sentences_get_an_answer_of_the_right_kind)
 
 
 @pytest.mark.parametrize(
@@ -262,10 +262,13 @@ def test_each_real_sentence_is_answered_or_refused_clearly(outcomes, row: dict) 
 
 
 def test_real_sentences_get_an_answer_of_the_right_kind(outcomes) -> None:  # type: ignore[no-untyped-def]
-    """The floor measured on this branch: development FLOOR_DEV; held out FLOOR_HELD (reported, not
-    asserted: it is kept out of development). Sentences that name no model ('this model'), or only
-    hardware with a fit cue, have no reading of the right kind, and a reading that would drop a
-    number, a setting or a condition the text names is refused. The issue's target is 90% (not reached)."""
+    """The floor measured on this branch: development 43/76 = 57% (32/76 before a size alone read as
+    a generic dense decoder, packaging suffixes set the format, names narrowed by their whole prefix
+    and reported numbers could be left out); held out 19/38 = 50% (12/38 before; reported, not
+    asserted: it is kept out of development). Sentences that name no model ('this model', 'will it
+    run on a 3080'), a family with no size, or a model the KB lacks under a name that is not a size
+    have no reading of the right kind, and a reading that would drop a number, a setting or a
+    condition the text names is refused. The issue's target is 90% (not reached)."""
     right, total = _share(outcomes, held_out=False)
     right_h, total_h = _share(outcomes, held_out=True)
     print(f"development {right}/{total} = {right / total:.0%}; held out {right_h}/{total_h} = {right_h / total_h:.0%}")
