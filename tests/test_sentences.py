@@ -21,7 +21,7 @@ FLOOR = 0.56  # the development share this branch reaches (see test_real_sentenc
     ("sentence", "canonical"),
     [
         ("can I run llama 3 70b on two 3090s?", "does Llama 3 70B fit on 2 x GeForce RTX 3090"),
-        ("will llama 3 8b fit on my 3060?", "does Llama 3 8B fit on RTX 3060"),
+        ("will llama 3 8b run on my 3060?", "does Llama 3 8B fit on RTX 3060"),
         ("how fast does llama 3 8b run on a 4090 in tokens per second", "speed of Llama 3 8B on GeForce RTX 4090"),
         ("what's the best gpu for running mixtral 8x7b under $2000", "best gpu for Mixtral 8x7B under $2000"),
         ("How many A800 80G GPUs to deploy DeepSeek-V3?", "how many A800 for DeepSeek-V3"),

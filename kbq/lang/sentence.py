@@ -10,6 +10,7 @@ canonical question it answered ("read as: ..."). No word of any language is in t
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Callable
 from functools import lru_cache
@@ -37,6 +38,7 @@ _STRUCTURED = re.compile(r"[=<>]|\b(where|order\s+by|limit)\b", re.IGNORECASE)
 _PUNCTUATION = " ?!.,:;\"'\u3002\uff1f\uff01\uff0c"
 _OPTIONAL = ("at", "with", "under", "mode")
 _MAX_RUN = 7
+_CHECKS_KEPT = 512  # canonical questions whose check (and plan) a KB keeps for the sentence reader
 _UNPLACED_FORMS = ("WorkloadQuestion:speed", "WorkloadQuestion:time")  # forms a missing card makes a ranking
 CheckFn = Callable[[str], Exception | None]  # None: the canonical question answers
 
@@ -711,25 +713,21 @@ def compile_text(text: str, catalog: Catalog, run: Run) -> Plan:
         refused = exc
     if any(len(digits) > MAX_DIGITS for digits in re.findall(r"\d+", text)):
         raise refused  # a number too large to read: the language's error names it; no reading may drop it
-    checked: dict[str, Exception | None] = {}
-
     def check(question: str) -> Exception | None:
-        if question not in checked:
-            checked[question] = _answers(question, catalog, run)
-        return checked[question]
+        return _checked(question, catalog, run)[0]
 
     if _STRUCTURED.search(text):  # a condition, an order or a limit: a canonical question, maybe wrapped in words
         embedded = Reader(text, catalog, run, _unknown(refused)).embedded(check)
         if embedded is None:
             raise refused
-        return _marked(compile_question(embedded.canonical, catalog, run), embedded)
+        return _marked(_plan(embedded.canonical, catalog, run), embedded)
 
     if isinstance(refused, AmbiguousTermError):
         raise refused  # a name with several meanings: its candidates are the readings
     if type(refused) is QueryError and _form(text) in _UNPLACED_FORMS:  # 'how fast is llama 3 8b': no hardware
         unplaced = Reader(text, catalog, run).unplaced(check)
         if unplaced is not None:
-            return _marked(compile_question(unplaced.canonical, catalog, run), unplaced)
+            return _marked(_plan(unplaced.canonical, catalog, run), unplaced)
     if type(refused) is QueryError and _form(text) not in (None, "SubjectQuestion"):
         raise refused  # the language read the form and its names: what is wrong is the question itself
     try:
@@ -753,7 +751,7 @@ def compile_text(text: str, catalog: Catalog, run: Run) -> Plan:
         raise refused  # the reading would drop a setting the question names ('with selective recompute')
     if _form(text) is not None and _numbers(text) - _numbers(reading.canonical) - set(reading.observed):
         raise refused  # a question the grammar read keeps its numbers ('gpu for lstm on 0 gpus'), but for reported ones
-    return _marked(compile_question(reading.canonical, catalog, run), reading)
+    return _marked(_plan(reading.canonical, catalog, run), reading)
 
 
 def _unknown(refused: QueryError) -> str:
@@ -801,15 +799,38 @@ def _form(text: str) -> str | None:
 
 def _answers(question: str, catalog: Catalog, run: Run) -> Exception | None:
     """None when the canonical question compiles and answers on this KB, else why not."""
+    return _checked(question, catalog, run)[0]
+
+
+def _checked(question: str, catalog: Catalog, run: Run) -> tuple[Exception | None, Plan | None]:
+    """Whether a canonical question answers on this KB, and its plan when it does. Kept per KB (a
+    bounded memo): sentences try the same canonical questions ('largest model for 24gb'), and the
+    reading's plan is the one its check compiled."""
+    from kbq.bounded import BoundedDict
     from kbq.errors import KbqError
     from kbq.lang.compile import compile_question
     from kbq.lang.run import run_plan
 
-    try:
-        run_plan(question, compile_question(question, catalog, run), catalog, run)
-    except KbqError as exc:
-        return exc
-    return None
+    memo: BoundedDict[str, tuple[Exception | None, Plan | None]] = catalog.__dict__.setdefault(
+        "_sentence_checks", BoundedDict(_CHECKS_KEPT)
+    )
+    if question not in memo:
+        try:
+            plan = compile_question(question, catalog, run)
+            run_plan(question, copy.deepcopy(plan), catalog, run)
+        except KbqError as exc:
+            memo[question] = (exc, None)
+        else:
+            memo[question] = (None, plan)
+    return memo[question]
+
+
+def _plan(question: str, catalog: Catalog, run: Run) -> Plan:
+    """The plan of a canonical question a check found to answer (a copy: the reading marks it)."""
+    from kbq.lang.compile import compile_question
+
+    plan = _checked(question, catalog, run)[1]
+    return copy.deepcopy(plan) if plan is not None else compile_question(question, catalog, run)
 
 
 def _substituted(refused: QueryError, text: str, check: CheckFn) -> list[str]:

@@ -6,6 +6,7 @@ same verdict decides: a 'fits' keeps the usable share free."""
 
 from __future__ import annotations
 
+from kbq.bounded import BoundedDict
 from kbq.errors import QueryError
 from kbq.lang import ast
 from kbq.lang.catalog import Term
@@ -19,6 +20,7 @@ from kbq.store.resources import KB_NS
 
 INFERENCE = KB_NS + "Inference"
 FITTING = ("fits", "tight")
+_SIZINGS_KEPT = 32  # hardware / format / settings whose model sizing a KB keeps (a bounded memo)
 
 
 def fitting_models(ctx: Context, clauses: tuple[ast.Clause, ...], hardware: ast.Phrase | None, *, largest: bool) -> Plan:
@@ -55,7 +57,7 @@ def fitting_models(ctx: Context, clauses: tuple[ast.Clause, ...], hardware: ast.
     asked = tuple(sorted((k, str(v)) for k, v in settings.items()))
     key = (gpu.iri, gpu.memory, count, precision.iri if precision else None, asked)
     cache: dict[object, tuple[tuple[list[list[object]], list[str], set[str]], list[str]]]
-    cache = ctx.cat.__dict__.setdefault("_fitting_models", {})
+    cache = ctx.cat.__dict__.setdefault("_fitting_models", BoundedDict(_SIZINGS_KEPT))
     if key in cache:  # 'largest model' and 'models that fit' on the same hardware size the same models once per KB
         ctx.lookups += cache[key][1]  # the look-ups they read, shown as if run again
     else:
