@@ -11,6 +11,7 @@ value ranking does), and the fastest (the profile's first). Every price says its
 from __future__ import annotations
 
 from typing import Any, NamedTuple
+from weakref import WeakKeyDictionary
 
 from kbq.lang import terms
 from kbq.lang.cards import prices as card_prices
@@ -42,10 +43,24 @@ def stacks(run: Run, gpus: list[str]) -> dict[str, list[Stack]]:
     newest release in the KB to grade it by."""
     if not gpus:
         return {}
-    values = " ".join(terms.iri(g) for g in gpus)
+    if len(gpus) > _FEW:  # a ranking's candidates: every GPU's stack, read once for this store and kept
+        table = _ALL.get(run)
+        if table is None:
+            table = _stacks(run, None)
+            _ALL[run] = table
+        return {g: table[g] for g in gpus if g in table}
+    return _stacks(run, gpus)
+
+
+_FEW = 40  # up to this many GPUs, their stacks are looked up alone
+_ALL: WeakKeyDictionary[Run, dict[str, list[Stack]]] = WeakKeyDictionary()  # a store's look-up function -> all stacks
+
+
+def _stacks(run: Run, gpus: list[str] | None) -> dict[str, list[Stack]]:
+    values = f"VALUES ?gpu {{ {' '.join(terms.iri(g) for g in gpus)} }}" if gpus is not None else ""
     rows = run(
         PREFIXES
-        + f"""SELECT ?gpu ?sdk ?rel ?v ?s WHERE {{ VALUES ?gpu {{ {values} }}
+        + f"""SELECT ?gpu ?sdk ?rel ?v ?s WHERE {{ {values}
   ?r kbq:supportsGpu ?gpu ; kbq:releaseOf ?s ; kbq:versionMajor ?maj ; kbq:versionMinor ?min ; rdfs:label ?rel .
   ?s rdfs:label ?sdk . BIND(?maj * 1000 + ?min AS ?v)
 }} ORDER BY ?gpu ?sdk DESC(?v) ?rel"""
