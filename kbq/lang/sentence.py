@@ -445,7 +445,7 @@ class Reader:
         return self._read(check)._replace(observed=tuple(sorted(self.observed)))
 
     def _read(self, check: CheckFn) -> Reading:
-        if (embedded := self.embedded(check)) is not None:
+        if (embedded := self.embedded()) is not None:
             return embedded
         spans = self.spans()
         slots = self.slots(spans)
@@ -489,9 +489,9 @@ class Reader:
                     )
         return self._reading(slots, check, spans)
 
-    def embedded(self, check: CheckFn) -> Reading | None:
+    def embedded(self) -> Reading | None:
         """A canonical question inside the sentence ('hi! quick question: gpu for lstm? thanks'):
-        up to three words off either end, none of them a name the KB knows, and the rest answers."""
+        up to three words off either end, none of them a name the KB knows, and the language reads the rest."""
         words = self.text.split()
         for dropped in range(0, 7):
             for left in range(0, min(dropped, 3) + 1):
@@ -504,7 +504,7 @@ class Reader:
                 outer = [w.strip(_PUNCTUATION).lower() for w in words[:left] + words[len(words) - right :]]
                 if self._names_any(outer) or not all(self._chatty(w) for w in outer) or self.unknown & set(outer):
                     continue  # only words that mean nothing to the language are dropped, never the unknown name
-                if _form(inner) is not None and check(inner) is None:
+                if _form(inner) is not None and _compiles(inner, self.cat, self.run):  # what they wrote: run once, as the answer
                     return Reading(inner, "as written", tuple(self.notes))
         return None
 
@@ -717,7 +717,7 @@ def compile_text(text: str, catalog: Catalog, run: Run) -> Plan:
         return _checked(question, catalog, run)[0]
 
     if _STRUCTURED.search(text):  # a condition, an order or a limit: a canonical question, maybe wrapped in words
-        embedded = Reader(text, catalog, run, _unknown(refused)).embedded(check)
+        embedded = Reader(text, catalog, run, _unknown(refused)).embedded()
         if embedded is None:
             raise refused
         return _marked(_plan(embedded.canonical, catalog, run), embedded)
@@ -823,6 +823,19 @@ def _checked(question: str, catalog: Catalog, run: Run) -> tuple[Exception | Non
         else:
             memo[question] = (None, plan)
     return memo[question]
+
+
+def _compiles(question: str, catalog: Catalog, run: Run) -> bool:
+    """Whether the language reads a question on this KB (its answer is not run: a canonical question
+    inside a sentence is the question as written, answered once, errors and all)."""
+    from kbq.errors import KbqError
+    from kbq.lang.compile import compile_question
+
+    try:
+        compile_question(question, catalog, run)
+    except KbqError:
+        return False
+    return True
 
 
 def _plan(question: str, catalog: Catalog, run: Run) -> Plan:
