@@ -250,6 +250,7 @@ def test_the_sentence_set_is_real_and_large_enough() -> None:
     assert len({r["text"] for r in rows}) == len(rows)  # the answers are keyed by text
 
 
+@pytest.mark.slow  # the sweep (the fixture answers 114 sentences): the full lane runs it, as CI does
 @pytest.mark.parametrize("row", _rows(), ids=lambda r: r["text"][:40])
 def test_each_real_sentence_is_answered_or_refused_clearly(outcomes, row: dict) -> None:  # type: ignore[no-untyped-def,type-arg]
     """An answer to a sentence starts by echoing the canonical question it answered; a refusal is
@@ -261,6 +262,7 @@ def test_each_real_sentence_is_answered_or_refused_clearly(outcomes, row: dict) 
         assert outcome.lines[0] == f"read as: {outcome.read_as}"
 
 
+@pytest.mark.slow
 def test_real_sentences_get_an_answer_of_the_right_kind(outcomes) -> None:  # type: ignore[no-untyped-def]
     """The floor measured on this branch: development 43/76 = 57% (32/76 before a size alone read as
     a generic dense decoder, packaging suffixes set the format, names narrowed by their whole prefix
@@ -275,6 +277,7 @@ def test_real_sentences_get_an_answer_of_the_right_kind(outcomes) -> None:  # ty
     assert right / total >= FLOOR, f"development set: {right}/{total}"
 
 
+@pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason="the issue's 90% target is not reached (see the floor test above)")
 def test_real_sentences_reach_the_target(outcomes) -> None:  # type: ignore[no-untyped-def]
     right, total = _share(outcomes, held_out=False)
@@ -326,7 +329,7 @@ def test_every_documented_example_works_written_as_a_sentence(kb) -> None:  # ty
     assert len(examples) >= 60
     wrong = []
     for example in examples:
-        canonical = kb.answer(example).read_as or example  # an example that is itself a sentence: what it reads as
+        canonical = kb.plan(example).extra.get("read_as") or example  # a sentence itself: what it reads as (not run)
         answer = kb.answer(f"Hi! Quick question: {example}? Thanks")
         if answer.read_as != canonical:
             wrong.append((example, answer.read_as))
