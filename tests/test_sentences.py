@@ -95,6 +95,8 @@ def test_a_bare_size_reads_as_a_generic_dense_decoder(kb) -> None:  # type: igno
     quantised = kb.answer("can a 4090 run a 13b model at 4 bit")
     assert quantised.kind == "memory" and any("13B dense decoder (INT4 weights" in line for line in quantised.explanation)
     assert kb.answer("does 120b fit on 2 x h100").explanation[0].startswith("verdict: does not fit")  # 240 GB of weights
+    ranked = kb.answer("best gpu for 70b model")  # ranked by the lender's profile, not listed by name
+    assert ranked.kind == "gpus" and not any("no requirement profile" in line for line in ranked.explanation)
     from kbq.lang.workload import generic
 
     assert generic.params_of("8x7b") is None and generic.params_of("1.5b") == 1.5e9  # a mixture's size is not a dense one
