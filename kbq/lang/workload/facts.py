@@ -11,6 +11,7 @@ from kbq.lang.catalog import Term
 from kbq.lang.context import Context
 from kbq.lang.contract import MODEL_PROPERTIES
 from kbq.lang.workload.formulas import Facts, Format
+from kbq.store.executor import Value
 from kbq.store.resources import KBQ_NS
 
 _MODEL_PROPS = MODEL_PROPERTIES
@@ -24,7 +25,7 @@ def model(ctx: Context, term: Term) -> Facts:
         f"SELECT ?p ?o ?attention WHERE {{ {terms.iri(term.iri)} ?p ?o "
         "OPTIONAL { FILTER(?p = kbq:attentionKind) ?o rdfs:label ?attention } }"
     )
-    values: dict[str, object] = {}
+    values: dict[str, Value] = {}
     for prop, value, attention in rows:
         name = by_property.get(str(prop))
         if name is not None:
