@@ -554,12 +554,18 @@ def _image_time_plan(ctx, asked, est, explanation) -> Plan:
     examples = float(found[0][0])
     speed_, speed_rows, bound = _image_speed(ctx, asked, est, gpu, count)
     _memory_assumptions_out(explanation)
-    seen = float(epochs) * examples
-    hours = seen / speed_.value / 3600
+    overhead = calibrated.choose(ctx, "image_epoch_overhead_s", _situation(gpu, est, _backend(asked)))
+    timed = images.epochs_time(
+        epochs=float(epochs), examples=examples, dataset=dataset.label, images_per_s=speed_.value,  # type: ignore[arg-type]
+        epoch_overhead_s=overhead.value if overhead else 0.0,
+        constant=overhead.describe() if overhead else "no sourced time between epochs: training passes only",
+    )  # fmt: skip
+    hours = timed.hours
+    sources = "; ".join(s for s in (facts.source_labels(ctx, dataset.iri), overhead.source if overhead else "") if s)
     rows: list[list[object]] = [
-        ["wall-clock hours", round(hours, 2), "h",
-         f"{float(epochs):g} epochs x {examples:,.0f} images ({dataset.label} training split) / {speed_.value:,.0f} images/s"
-         " / 3600", facts.source_labels(ctx, dataset.iri)],
+        ["wall-clock hours", round(hours, 2), "h", timed.formula, sources],
+        ["training passes", round(timed.passes_hours, 2), "h", "epochs x images / training images/s / 3600", ""],
+        ["between epochs", round(timed.overhead_hours, 2), "h", "epochs x time between epochs / 3600", ""],
         ["GPU-hours", round(hours * count, 1), "GPU-h", f"wall-clock hours x {count} GPUs", ""],
         *speed_rows,
     ]  # fmt: skip
@@ -568,7 +574,8 @@ def _image_time_plan(ctx, asked, est, explanation) -> Plan:
         f"estimate (not a measurement): {hours:,.1f} hours on {count} x {gpu.label} for {float(epochs):g} epochs of"
         f" {dataset.label} ({est.compute.label} compute; mostly bound by {bound})",
     )
-    explanation.append(_IMAGE_NOTE + "; evaluation passes between epochs are not counted either")
+    explanation.append(_IMAGE_NOTE + " in the images/s; the time between epochs (evaluation, checkpoints) is a calibrated"
+                       " constant per epoch")
     published = ctx.rows(
         "SELECT ?l ?n ?accLabel WHERE { ?r kbq:suite kb:MLPerfTraining ; rdfs:label ?l ; kbq:resultValue ?v ;"
         f" kbq:benchmarkModel {terms.iri(asked.model.iri)} ; kbq:acceleratorCount ?n ; kbq:accelerator ?acc ."
