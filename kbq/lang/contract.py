@@ -316,6 +316,7 @@ STRATEGIES = frozenset(("profile", "price", "value", "efficiency", "evidence", "
 CONSTANTS = frozenset(
     (
         "activation_peak_bytes",
+        "allreduce_activation_bytes",
         "bandwidth_efficiency",
         "cuda_context_gb",
         "decode_mfu",
@@ -323,6 +324,7 @@ CONSTANTS = frozenset(
         "image_activation_kept",
         "image_activation_passes",
         "image_compute_efficiency",
+        "image_epoch_overhead_s",
         "image_training_factor",
         "logit_bytes",
         "mfu",

@@ -556,7 +556,7 @@ def _image_time_plan(ctx, asked, est, explanation) -> Plan:
     _memory_assumptions_out(explanation)
     overhead = calibrated.choose(ctx, "image_epoch_overhead_s", _situation(gpu, est, _backend(asked)))
     timed = images.epochs_time(
-        epochs=float(epochs), examples=examples, dataset=dataset.label, images_per_s=speed_.value,  # type: ignore[arg-type]
+        epochs=float(epochs), examples=examples, dataset=dataset.label, images_per_s=speed_.value,
         epoch_overhead_s=overhead.value if overhead else 0.0,
         constant=overhead.describe() if overhead else "no sourced time between epochs: training passes only",
     )  # fmt: skip
@@ -690,11 +690,17 @@ def _serving(est, gpu, count, n_in, n_out, roof, consts) -> formulas.Speed | Non
     runtime = consts.get("cuda_context_gb")
     weights = sum(line.gb for line in est.lines if line.part.startswith("weights")) * GB
     free = count * (gpu.memory * (usable.value if usable else 1.0) - (runtime.value if runtime else 0.0)) * GB - weights
+    model, wire = est.model, consts.get("allreduce_activation_bytes")
+    allreduce = None
+    if count > 1 and gpu.link_bandwidth and model.layers and model.hidden and wire:
+        allreduce = formulas.tensor_parallel_allreduce(
+            layers=model.layers, hidden=model.hidden, gpus=count, link_gbps=gpu.link_bandwidth, activation_bytes=wire.value
+        )
     return formulas.serving_throughput(
         weight_bytes=est.weight_bytes_active, kv_bytes_per_token=est.kv_bytes_per_seq / int(est.settings["context"]),
         free_bytes=free, input_tokens=n_in, output_tokens=n_out, bandwidth_gbps=gpu.bandwidth, efficiency=roof.efficiency,
         tflops=roof.rate, mfu=roof.mfu, decode_mfu=roof.decode_mfu, active_params=est.model.active or est.model.params,
-        gpus=count,
+        gpus=count, allreduce=allreduce,
     )  # fmt: skip
 
 
