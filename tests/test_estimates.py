@@ -102,3 +102,19 @@ def test_serving_on_nvlinked_gpus_counts_the_all_reduce_and_one_gpu_does_not(kb)
     compared = [str(r[3]) for r in many.rows if str(r[0]).startswith("estimate / measured (serving")]
     assert compared and all("tensor-parallel all-reduces 32.1 us per token" in f for f in compared)
     assert not any("all-reduce" in str(r[3]) for r in one.rows)
+
+
+def test_exllamav2_decode_adds_its_time_per_step_to_the_weight_reads(kb) -> None:
+    import re
+
+    answer = kb.answer("speed of TinyLlama-1.1B-Chat-v1.0 inference at exl2 4.0bpw on rtx 4090 with 128 context using exllamav2")
+    decode = row(answer, "decode")
+    shown = r"\(([\d.]+) GB weights read per step \+ 1 x ([\d.]+) GB KV\) / \(80% bandwidth efficiency x 1008 GB/s"
+    m = re.search(shown, str(decode[3]))
+    assert m and "0.92 ms per step" in str(decode[3])
+    step_gb = float(m.group(1)) + float(m.group(2))
+    assert decode[1] == pytest.approx(1 / (step_gb / (0.80 * 1008) + 0.00092), rel=5e-3)
+    # the ExLlamaV2 README: TinyLlama 1.1B EXL2 4.0 bpw on an RTX 4090, 643 tokens/s (the bytes alone would allow ~1,300)
+    assert decode[1] == pytest.approx(643, rel=0.3)
+    other = kb.answer("speed of TinyLlama-1.1B-Chat-v1.0 inference at exl2 4.0bpw on rtx 4090 with 128 context using vllm")
+    assert "ms per step" not in str(row(other, "decode")[3])

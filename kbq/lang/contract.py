@@ -320,6 +320,7 @@ CONSTANTS = frozenset(
         "bandwidth_efficiency",
         "cuda_context_gb",
         "decode_mfu",
+        "decode_step_overhead_s",
         "gpu_memory_factor",
         "image_activation_kept",
         "image_activation_passes",

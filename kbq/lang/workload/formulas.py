@@ -297,14 +297,22 @@ def decode_speed(
     efficiency: float,
     efficiency_text: str,
     compute_bound: Speed | None = None,
+    step_overhead_s: float = 0.0,
 ) -> Speed:
     """Roofline decode: each step reads the weights once and every sequence's KV cache; at a large
-    batch the step is limited by arithmetic instead (the prefill rate), whichever is lower."""
+    batch the step is limited by arithmetic instead (the prefill rate), whichever is lower. A backend
+    with a calibrated fixed time per step (kernel launches, sampling: what bounds small models) adds it
+    to the step's read time."""
     step_bytes = weight_bytes + kv_bytes_per_seq * batch
-    tokens = efficiency * bandwidth_gbps * GB * gpus / step_bytes * batch
+    read_s = step_bytes / (efficiency * bandwidth_gbps * GB * gpus)
+    tokens = batch / (read_s + step_overhead_s)
+    overhead = f" + {step_overhead_s * 1e3:.2f} ms per step" if step_overhead_s else ""
     formula = (
         f"{efficiency_text} x {bandwidth_gbps:g} GB/s x {gpus} GPU(s) / ({weight_bytes / GB:.3g} GB weights read per step"
         f" + {batch} x {kv_bytes_per_seq / GB:.3g} GB KV) x batch {batch}"
+        if not step_overhead_s
+        else f"batch {batch} / (({weight_bytes / GB:.3g} GB weights read per step + {batch} x {kv_bytes_per_seq / GB:.3g} GB KV)"
+        f" / ({efficiency_text} x {bandwidth_gbps:g} GB/s x {gpus} GPU(s)){overhead})"
     )
     if compute_bound is not None and compute_bound.value < tokens:
         return Speed(

@@ -608,12 +608,17 @@ def _speed_plan(ctx, asked, est, consts, explanation) -> Plan:
     mfu_value, mfu_name, mfu_source = _constant(ctx, "prefill_mfu", asked.settings.get("mfu"), sit)
     decode_chosen = None if asked.settings.get("mfu") else calibrated.choose(ctx, "decode_mfu", sit)
     decode_mfu = decode_chosen.value if decode_chosen else None
+    overhead_chosen = calibrated.choose(ctx, "decode_step_overhead_s", sit)
+    overhead = overhead_chosen.value if overhead_chosen else 0.0
+    if overhead_chosen:
+        eff_name += f"; time per step: {overhead_chosen.describe()}"
     prefill = formulas.prefill_speed(
         active_params=est.model.active or 0.0, tflops=rate, gpus=count, mfu=mfu_value, rate_name=rate_name
     )
     parallel = formulas.decode_speed(
         weight_bytes=est.weight_bytes_active, kv_bytes_per_seq=est.kv_bytes_per_seq, batch=batch,
         bandwidth_gbps=gpu.bandwidth, gpus=count, efficiency=value, efficiency_text=eff_text, compute_bound=prefill,
+        step_overhead_s=overhead,
     )  # fmt: skip
     decode = parallel
     rows: list[list[object]] = []
@@ -622,7 +627,7 @@ def _speed_plan(ctx, asked, est, consts, explanation) -> Plan:
         layered, _one = speed.decode(
             weight_bytes=est.weight_bytes_active, kv_bytes_per_seq=est.kv_bytes_per_seq, batch=batch,
             bandwidth_gbps=gpu.bandwidth, gpus=1, efficiency=value, efficiency_text=eff_text,
-            active_params=est.model.active or 0.0, rate=(rate, rate_name), mfu=mfu_value,
+            active_params=est.model.active or 0.0, rate=(rate, rate_name), mfu=mfu_value, step_overhead_s=overhead,
         )  # fmt: skip
         layer_text = f"layers split over {count} GPUs, read one GPU after another: one GPU's rate ({layered.formula})"
         if calibrated.splits_layers(ctx, backend):
@@ -652,9 +657,10 @@ def _speed_plan(ctx, asked, est, consts, explanation) -> Plan:
             + ("" if named else " (kbq's default for speed questions; name another with 'using vllm')")
         )
     output = asked.settings.get("output_tokens")
+    roof = Roof(value, rate, mfu_value, decode_mfu, overhead)
     if output is not None and est.scenario.context is not None:
-        rows += _request_rows(est, gpu, count, int(output), decode, prefill, Roof(value, rate, mfu_value, decode_mfu), consts)
-    rows += _measured(ctx, asked, est, gpu, count, decode, Roof(value, rate, mfu_value, decode_mfu), prefill, consts, explanation)
+        rows += _request_rows(est, gpu, count, int(output), decode, prefill, roof, consts)
+    rows += _measured(ctx, asked, est, gpu, count, decode, roof, prefill, consts, explanation)
     per_gpu, split_notes = split(est, count, asked.settings)
     need = sum(line.gb for line in per_gpu)
     decided: dict[str, Any] = {"about": _about(est), "hardware": f"{count} x {gpu.label}"}
@@ -740,6 +746,7 @@ class Roof(NamedTuple):
     rate: float
     mfu: float
     decode_mfu: float | None = None  # compute-bound decode steps at a large batch, where it differs from prefill
+    step_overhead: float = 0.0  # a backend's calibrated fixed time per decode step (s)
 
 
 def _measured(ctx, asked, est, gpu, count, decode, roof, prefill, consts, explanation) -> list[list[object]]:
@@ -759,6 +766,7 @@ def _measured(ctx, asked, est, gpu, count, decode, roof, prefill, consts, explan
             at_run = formulas.decode_speed(
                 weight_bytes=est.weight_bytes_active, kv_bytes_per_seq=per_token * tokens, batch=m.batch,
                 bandwidth_gbps=gpu.bandwidth, gpus=count, efficiency=roof.efficiency, efficiency_text="",
+                step_overhead_s=roof.step_overhead,
             )  # fmt: skip
             estimate, how = at_run.value / count, f"at the run's batch {m.batch} and mean context {tokens:g}"
         elif same and m.phase == PREFILL:
