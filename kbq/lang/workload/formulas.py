@@ -304,8 +304,9 @@ def decode_speed(
     with a calibrated fixed time per step (kernel launches, sampling: what bounds small models) adds it
     to the step's read time."""
     step_bytes = weight_bytes + kv_bytes_per_seq * batch
-    read_s = step_bytes / (efficiency * bandwidth_gbps * GB * gpus)
-    tokens = batch / (read_s + step_overhead_s)
+    tokens = efficiency * bandwidth_gbps * GB * gpus / step_bytes * batch
+    if step_overhead_s:
+        tokens = batch / (batch / tokens + step_overhead_s)
     overhead = f" + {step_overhead_s * 1e3:.2f} ms per step" if step_overhead_s else ""
     formula = (
         f"{efficiency_text} x {bandwidth_gbps:g} GB/s x {gpus} GPU(s) / ({weight_bytes / GB:.3g} GB weights read per step"
