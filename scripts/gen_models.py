@@ -794,6 +794,214 @@ def maxtext_models() -> list[Model]:
     return out
 
 
+# --- LLMs from candle's presets and more of mlc-llm's verbatim configs ----------------------------------
+
+CANDLE_GIT = Path("/work/.mirror/huggingface+candle/repo")
+CANDLE_COMMIT = "2a13b0f3ff62f7e67013597f2996f764c5735e21"
+# candle-transformers presets (Rust functions returning a model's configuration, transcribed from the
+# checkpoint's config.json): (file, function) -> (Hub id the candle example loads with it, model_type).
+# The Hub id is the one candle's example (candle-examples/examples/<name>/main.rs) names for the preset;
+# bigcode.rs's starcoder_3b / starcoder_7b / starcoder are named by size only (bigcode's StarCoderBase
+# 3B / 7B and StarCoder 15.5B are the checkpoints of those shapes).
+CANDLE_PRESETS: dict[tuple[str, str], tuple[str, str]] = {
+    ("yi.rs", "config_6b"): ("01-ai/Yi-6B", "yi"),
+    ("yi.rs", "config_34b"): ("01-ai/Yi-34B", "yi"),
+    ("bigcode.rs", "starcoder_1b"): ("bigcode/starcoderbase-1b", "gpt_bigcode"),
+    ("bigcode.rs", "starcoder_3b"): ("bigcode/starcoderbase-3b", "gpt_bigcode"),
+    ("bigcode.rs", "starcoder_7b"): ("bigcode/starcoderbase-7b", "gpt_bigcode"),
+    ("bigcode.rs", "starcoder"): ("bigcode/starcoder", "gpt_bigcode"),
+    ("chatglm.rs", "glm3_6b"): ("THUDM/chatglm3-6b", "chatglm"),
+    ("codegeex4_9b.rs", "codegeex4"): ("THUDM/codegeex4-all-9b", "chatglm"),
+}
+# candle key -> config.json key
+CANDLE_KEYS = {
+    "num_layers": "num_hidden_layers",
+    "padded_vocab_size": "vocab_size",
+    "ffn_hidden_size": "intermediate_size",
+    "kv_channels": "head_dim",
+    "multi_query_group_num": "num_key_value_heads",
+    "seq_length": "max_position_embeddings",
+    "n_inner": "intermediate_size",
+}
+# More mlc-llm presets -> (label, Hub id or None: the presets do not name their checkpoint; the label is
+# the model whose published config the preset's shapes are).
+MLC_MORE = {
+    "starcoder2": ("StarCoder2-7B", "bigcode/starcoder2-7b"),
+    "qwen2moe": ("Qwen1.5-MoE-A2.7B", "Qwen/Qwen1.5-MoE-A2.7B"),
+    "aya-23": ("Aya-23-8B", "CohereForAI/aya-23-8B"),
+    "deepseek": ("DeepSeek-MoE-16B", "deepseek-ai/deepseek-moe-16b-base"),
+}
+# Names people type for these models (beyond the Hub id and its name part).
+EXTRA_NAMES = {
+    "01-ai/Yi-6B": ["yi 6b"],
+    "01-ai/Yi-34B": ["yi 34b"],
+    "bigcode/starcoder": ["StarCoder 15B", "StarCoder 15.5B", "starcoder 1"],
+    "bigcode/starcoder2-7b": ["StarCoder2 7B"],
+    "THUDM/chatglm3-6b": ["ChatGLM3 6B", "ChatGLM3"],
+    "THUDM/codegeex4-all-9b": ["CodeGeeX4 9B", "CodeGeeX4"],
+    "Qwen/Qwen1.5-MoE-A2.7B": ["Qwen1.5 MoE", "qwen1.5-moe-a2.7b"],
+    "CohereForAI/aya-23-8B": ["Aya 23 8B", "aya-23-8b"],
+    "deepseek-ai/deepseek-moe-16b-base": ["DeepSeekMoE 16B", "deepseek-moe-16b"],
+}
+
+
+def load_candle(file: str, function: str) -> dict[str, object]:
+    """The fields of `pub fn <function>() -> Self { Self { key: value, ... } }` in a candle model file,
+    renamed to config.json keys (integers and booleans; Some(n) read as n)."""
+    text = git_show(CANDLE_GIT, CANDLE_COMMIT, f"candle-transformers/src/models/{file}")
+    m = re.search(rf"pub fn {function}\(\) -> Self \{{\s*Self \{{(.*?)\n\s*\}}\s*\n\s*\}}", text, re.S)
+    if not m:
+        raise ValueError(f"no preset {function} in {file}")
+    c: dict[str, object] = {}
+    for key, value in re.findall(r"(\w+):\s*([^,\n]+),", m.group(1)):
+        value = value.strip()
+        inner = re.fullmatch(r"Some\((\d+)\)", value)
+        if inner:
+            value = inner.group(1)
+        if re.fullmatch(r"[\d_]+", value):
+            c[CANDLE_KEYS.get(key, key)] = int(value.replace("_", ""))
+        elif value in ("true", "false"):
+            c[CANDLE_KEYS.get(key, key)] = value == "true"
+    if c.get("multi_query"):  # gpt_bigcode: one key/value head
+        c["num_key_value_heads"] = 1
+    return c
+
+
+def extra_parameters(c: dict[str, object]) -> tuple[int, int]:
+    """(total, active per token) parameters of a checkpoint from its configuration's shapes.
+
+    V = vocabulary, d = width, n = layers, h / g = query / key-value heads, k = head size, f = FFN size.
+    yi (LLaMA layout): embedding V*d; per layer two RMSNorms 2d, q/k/v/o d*h*k + 2*d*g*k + h*k*d, MLP
+    3*d*f; final norm d; output head d*V. gpt_bigcode (StarCoder): token V*d and position P*d
+    embeddings; per layer two LayerNorms 2*2d, fused qkv d*(h*k + 2*k) + (h*k + 2*k) (one shared
+    key/value head), projection d*d + d, MLP d*f + f + f*d + d; final LayerNorm 2d; head tied to the
+    token embedding. chatglm (ChatGLM3, GLM-4): embedding V*d; per layer RMSNorm d, qkv d*(h*k + 2*g*k)
+    with its bias, dense h*k*d, RMSNorm d, MLP d*2f + f*d; final RMSNorm d; output layer d*V.
+    starcoder2: embedding V*d; per layer two LayerNorms 2*2d, q/k/v/o with biases, MLP d*f + f + f*d + d;
+    final LayerNorm 2d; head tied unless tie_word_embeddings is false (the config class's default is
+    true). qwen2_moe: embedding; per layer two RMSNorms, q/k/v with biases and o, router d*E, E experts
+    of 3*d*f_e, a shared expert 3*d*f_s with its gate d; final norm; output head d*V (active: top-k
+    experts). cohere: embedding; per layer one LayerNorm weight d (attention and MLP in parallel), q/k/v/o
+    without bias, MLP 3*d*f; final norm d; head tied (the config class's default). deepseek (DeepSeekMoE):
+    embedding; per layer two RMSNorms and q/k/v/o; the first first_k_dense_replace layers an MLP 3*d*f,
+    the others a router d*E, E experts and n_shared shared experts of 3*d*f_e (active: top-k routed);
+    final norm; output head d*V.
+    """
+    kind = str(c["model_type"])
+    v, d, n = int(c["vocab_size"]), int(c["hidden_size"]), int(c["num_hidden_layers"])
+    h = int(c["num_attention_heads"])
+    g = int(c.get("num_key_value_heads") or h)
+    k = int(c.get("head_dim") or d // h)
+    f = int(c["intermediate_size"])
+    q_kv = d * h * k + 2 * d * g * k
+    total = active = 0
+    if kind == "yi":
+        total = active = v * d + n * (2 * d + q_kv + h * k * d + 3 * d * f) + d + d * v
+    elif kind == "gpt_bigcode":
+        qkv = d * (h * k + 2 * g * k) + (h * k + 2 * g * k)
+        layer = 4 * d + qkv + d * d + d + d * f + f + f * d + d
+        total = active = v * d + int(c["max_position_embeddings"]) * d + n * layer + 2 * d
+    elif kind == "chatglm":
+        layer = 2 * d + q_kv + (h * k + 2 * g * k) + h * k * d + d * 2 * f + f * d
+        total = active = v * d + n * layer + d + d * v
+    elif kind == "starcoder2":
+        layer = 4 * d + q_kv + (h * k + 2 * g * k) + h * k * d + d + d * f + f + f * d + d
+        head = 0 if c.get("tie_word_embeddings", True) else d * v
+        total = active = v * d + n * layer + 2 * d + head
+    elif kind == "qwen2_moe":
+        e, top, fe = int(c["num_experts"]), int(c["num_experts_per_tok"]), int(c["moe_intermediate_size"])
+        base = 2 * d + q_kv + (h * k + 2 * g * k) + h * k * d + d * e + 3 * d * int(c["shared_expert_intermediate_size"]) + d
+        outer = v * d + d + d * v
+        total = outer + n * (base + e * 3 * d * fe)
+        active = outer + n * (base + top * 3 * d * fe)
+    elif kind == "cohere":
+        head = 0 if c.get("tie_word_embeddings", True) else d * v
+        total = active = v * d + n * (d + q_kv + h * k * d + 3 * d * f) + d + head
+    elif kind == "deepseek":
+        e, top, fe = int(c["n_routed_experts"]), int(c["num_experts_per_tok"]), int(c["moe_intermediate_size"])
+        shared = int(c.get("n_shared_experts") or 0) * 3 * d * fe
+        attn = 2 * d + q_kv + h * k * d
+        dense = int(c.get("first_k_dense_replace") or 0)
+        outer = v * d + d + d * v
+        total = active = outer
+        for i in range(n):
+            if i < dense:
+                total, active = total + attn + 3 * d * f, active + attn + 3 * d * f
+            else:
+                total += attn + d * e + shared + e * 3 * d * fe
+                active += attn + d * e + shared + top * 3 * d * fe
+    else:
+        raise ValueError(f"no parameter formula for model_type {kind}")
+    return total, active
+
+
+def extra_model(c: dict[str, object], hf: str, label: str, iri: str, what: str, url: str) -> Model:
+    total, active = extra_parameters(c)
+    kind = str(c["model_type"])
+    h = int(c["num_attention_heads"])
+    g = int(c.get("num_key_value_heads") or h)
+    moe = kind in ("qwen2_moe", "deepseek")
+    facts: dict[str, object] = {
+        "parameterCount": total,
+        "numLayers": int(c["num_hidden_layers"]),
+        "hiddenSize": int(c["hidden_size"]),
+        "attentionHeads": h,
+        "kvHeads": g,
+        "headDim": int(c.get("head_dim") or int(c["hidden_size"]) // h),
+        "ffnSize": int(c.get("moe_intermediate_size") or c["intermediate_size"]) if moe else int(c["intermediate_size"]),
+        "vocabSize": int(c["vocab_size"]),
+        "maxContext": int(c["max_position_embeddings"]),
+        "attentionKind": attention_kind(h, g),
+    }
+    if moe:
+        facts["activeParameterCount"] = active
+        facts["numExperts"] = int(c.get("num_experts") or c["n_routed_experts"])
+        facts["expertsPerToken"] = int(c["num_experts_per_tok"])
+        if c.get("n_shared_experts"):
+            facts["sharedExperts"] = int(c["n_shared_experts"])
+    if c.get("sliding_window") and kind == "starcoder2":
+        facts["slidingWindow"] = int(c["sliding_window"])  # type: ignore[call-overload]
+        facts["slidingWindowLayers"] = int(c["num_hidden_layers"])
+    org, name = hf.split("/", 1)
+    note = (
+        f"Architecture from {what} (model_type {kind}); the parameter count ({total:,}"
+        + (f", {active:,} active per token" if moe else "")
+        + ") is computed from those shapes with scripts/gen_models.py's extra_parameters (its docstring states the "
+        "formula per model type). Maximum context is max_position_embeddings (seq_length for ChatGLM)."
+    )
+    return Model(
+        iri=iri,
+        classes=["kbq:LargeLanguageModel", "kbq:Model"],
+        label=label,
+        comment=f"{hf}: a {total / 1e9:.2f}B-parameter {'mixture-of-experts ' if moe else ''}decoder-only language model "
+        "published on the Hugging Face Hub.",
+        modality="kb:TextModality",
+        facts=facts,
+        note=note,
+        sources=[url],
+        names=[*short_names(org, name), *EXTRA_NAMES.get(hf, [])],
+        hf_id=hf,
+    )
+
+
+def candle_models() -> list[Model]:
+    out = []
+    for (file, function), (hf, kind) in CANDLE_PRESETS.items():
+        c = load_candle(file, function)
+        c["model_type"] = kind
+        url = f"https://github.com/huggingface/candle/blob/{CANDLE_COMMIT}/candle-transformers/src/models/{file}"
+        what = (
+            f"candle's preset Config::{function}() in candle-transformers/src/models/{file}, "
+            f"a transcription of {hf}'s config.json"
+        )
+        out.append(extra_model(c, hf, hf.split("/", 1)[1], f"{KB}hf/{hf}", what, url))
+    presets = load_mlc()
+    for key, (label, hf) in MLC_MORE.items():
+        what = f"mlc-llm's preset '{key}', a verbatim copy of the Hugging Face config.json of {label}"
+        out.append(extra_model(presets[key], hf, label, f"{KB}hf/{hf}", what, MLC_PRESETS_URL))
+    return out
+
+
 # --- Turtle ------------------------------------------------------------------------------------------
 
 
@@ -852,6 +1060,7 @@ def render(models: list[Model], skipped: list[str]) -> str:
     lines = [
         "# GENERATED by scripts/gen_models.py - do not edit by hand; change the script and run it again.",
         "# Models from public collections of configurations (litgpt's config list; mlc-llm's presets; MaxText's",
+        "# candle's model presets;",
         "# transcribed Hugging Face configs and model YAMLs; timm's ImageNet results and",
         "# benchmark tables), one model per configuration, with the collection file at a commit as source.",
         "# Conventions: kb/README-models.md. Skipped because the hand-written KB already has them:",
@@ -896,6 +1105,16 @@ def render(models: list[Model], skipped: list[str]) -> str:
             )
             for stem in MAXTEXT_YAML_MODELS
         ),
+        *(
+            (
+                f"https://github.com/huggingface/candle/blob/{CANDLE_COMMIT}/candle-transformers/src/models/{file}",
+                f"candle candle-transformers/src/models/{file}: model configurations transcribed from config.json "
+                "(MIT / Apache-2.0)",
+                "TierDatabase",
+                "Hugging Face (candle)",
+            )
+            for file in sorted({file for file, _ in CANDLE_PRESETS})
+        ),
         (TIMM_RESULTS_URL, results, "TierMeasured", "Hugging Face (timm)"),
         (TIMM_BENCH_URL, bench, "TierMeasured", "Hugging Face (timm)"),
     ]
@@ -914,7 +1133,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
     taken, kb_models = existing_names(ROOT / "kb")
-    models, skipped = dedupe([*llm_models(), *mlc_models(), *maxtext_models(), *timm_models()], taken, kb_models)
+    collected = [*llm_models(), *mlc_models(), *maxtext_models(), *candle_models(), *timm_models()]
+    models, skipped = dedupe(collected, taken, kb_models)
     args.out.write_text(render(models, skipped))
     print(f"{len(models)} models written to {args.out} ({len(skipped)} skipped as already in the KB)")
 

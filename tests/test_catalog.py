@@ -120,7 +120,37 @@ PUBLISHED_PARAMETERS = {
     "SmolLM-135M": 134_515_008,
     "SmolLM-1.7B": 1_711_376_384,
     "snowflake-arctic-embed-m": 109_482_240,  # BERT-base shapes (bert-base-uncased has the same count)
+    # candle presets and more mlc-llm presets (issue 19, second round)
+    "01-ai/Yi-6B": 6_061_035_520,
+    "01-ai/Yi-34B": 34_388_917_248,
+    "THUDM/chatglm3-6b": 6_243_584_000,
+    "bigcode/starcoder2-7b": 7_173_923_840,
+    "Qwen/Qwen1.5-MoE-A2.7B": 14_315_784_192,
+    "CohereForAI/aya-23-8B": 8_028_033_024,
 }
+
+# Published sizes rounded by their publishers (billions) and the relative tolerance the rounding allows:
+# StarCoder 15.5B and StarCoderBase 1B / 3B / 7B (BigCode's model cards: '15.5B', '1B', '3B', '7B'),
+# CodeGeeX4-ALL-9B ('9.4B', its model card), DeepSeekMoE 16B ('16.4B' total, '2.8B' activated, its
+# README).
+PUBLISHED_ROUNDED = {
+    "bigcode/starcoder": (15.5, None, 0.01),
+    "bigcode/starcoderbase-1b": (1.1, None, 0.05),
+    "bigcode/starcoderbase-3b": (3.0, None, 0.05),
+    "bigcode/starcoderbase-7b": (7.0, None, 0.06),
+    "THUDM/codegeex4-all-9b": (9.4, None, 0.01),
+    "deepseek-ai/deepseek-moe-16b-base": (16.4, 2.8, 0.02),
+}
+
+
+def test_rounded_published_sizes_of_the_second_round_match() -> None:
+    g = _graph(GENERATED_MODELS)
+    by_id = {str(o): s for s, o in g.subject_objects(KBQ.huggingFaceId)}
+    for hf_id, (total, active, tolerance) in PUBLISHED_ROUNDED.items():
+        model = by_id[hf_id]
+        assert float(g.value(model, KBQ.parameterCount)) / 1e9 == pytest.approx(total, rel=tolerance), hf_id
+        if active is not None:
+            assert float(g.value(model, KBQ.activeParameterCount)) / 1e9 == pytest.approx(active, rel=tolerance), hf_id
 
 
 def test_computed_parameter_counts_match_the_published_ones() -> None:
@@ -190,6 +220,12 @@ def test_families_added_from_maxtext_are_there(kb) -> None:  # type: ignore[no-u
         "YOLO11n-seg",
         "sam2.1_hiera_large",
         "black-forest-labs/FLUX.1-schnell",
+        "yi-34b",
+        "starcoder2-7b",
+        "StarCoder 15B",
+        "qwen1.5-moe-a2.7b",
+        "chatglm3-6b",
+        "aya-23-8b",
     ],
 )
 def test_names_people_use_for_the_added_models_resolve(kb, name: str) -> None:  # type: ignore[no-untyped-def]
