@@ -80,6 +80,8 @@ MAXTEXT_MODELS: dict[str, tuple[str, list[str]]] = {
     "qwen3_30b_a3b_base_config": ("Qwen/Qwen3-30B-A3B-Base", []),
     "olmo3_7b_dict": ("allenai/Olmo-3-7B-Instruct", ["allenai/Olmo-3-1025-7B"]),
     "olmo3_32b_dict": ("allenai/Olmo-3.1-32B-Instruct", ["allenai/Olmo-3-32B-Think"]),
+    "deepseek32_671b_dict": ("deepseek-ai/DeepSeek-V3.2", []),
+    "qwen3_next_80b_a3b_dict": ("Qwen/Qwen3-Next-80B-A3B-Instruct", []),
 }
 # MaxText model configs (its own YAML keys) of MLA models with no transcribed Hugging Face config:
 # file -> (label, Hub id the file names or None); YAML_TO_HF renames the keys to the config.json ones.
@@ -641,7 +643,16 @@ def maxtext_parameters(c: dict[str, object]) -> tuple[int, int]:
     gpt_oss: q/k/v/o with biases (d*h*k+h*k, 2*(d*g*k+g*k), h*k*d+d), attention sinks h, router d*E+E,
     E experts of gate-up d*2f+2f and down f*d+d; qwen3_moe: q/k/v/o d*h*k + 2*d*g*k + h*k*d, q/k norms
     2k, router d*E, E experts of 3*d*f_e; olmo3: q/k/v/o as qwen3_moe's, q/k norms h*k and g*k, two
-    post-norms, MLP 3*d*f.
+    post-norms, MLP 3*d*f; deepseek_v32: deepseek_v3's layers plus the lightning indexer of each layer
+    (MaxText's layers/attention_mla.py Indexer): wq_b q_l*(H_i*k_i), wk d*k_i, k_norm LayerNorm 2*k_i,
+    weights_proj d*H_i (H_i = index_n_heads, k_i = index_head_dim); the multi-token-prediction module
+    (num_nextn_predict_layers) is not counted, as DeepSeek's 671B for V3 leaves it out; qwen3_next
+    (MaxText's models/qwen3.py): every full_attention_interval-th layer full attention with a gated query
+    d*2*h*k, keys and values 2*d*g*k, output h*k*d and q/k norms 2k; the other layers a gated delta net:
+    in_proj_qkvz d*(2*K + 2*Vd), in_proj_ba d*2*Hv, a depthwise causal conv (2*K + Vd)*kernel without
+    bias, A_log and dt_bias Hv each, a gated RMSNorm of the value head size, out_proj Vd*d (K = key heads
+    x key head size, Vd = value heads Hv x value head size); every layer two RMSNorms, a router d*E, E
+    experts of 3*d*f_e and a shared expert 3*d*f_s with its gate d (active: top-k experts).
     """
     v, d, n = int(c["vocab_size"]), int(c["hidden_size"]), int(c["num_hidden_layers"])
     h = int(c["num_attention_heads"])
@@ -649,11 +660,14 @@ def maxtext_parameters(c: dict[str, object]) -> tuple[int, int]:
     kind = str(c["model_type"])
     norms = 2 * d
     total = active = 0
-    if kind in ("deepseek_v2", "deepseek_v3"):
+    if kind in ("deepseek_v2", "deepseek_v3", "deepseek_v32"):
         nope, rope, vd, kvl = (int(c[k]) for k in ("qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "kv_lora_rank"))
         ql = c.get("q_lora_rank")
         q = d * h * (nope + rope) if not ql else d * int(ql) + int(ql) + int(ql) * h * (nope + rope)
         attn = q + d * (kvl + rope) + kvl + kvl * h * (nope + vd) + h * vd * d
+        if kind == "deepseek_v32":
+            hi, ki = int(c["index_n_heads"]), int(c["index_head_dim"])
+            attn += int(ql or 0) * hi * ki + d * ki + 2 * ki + d * hi  # type: ignore[call-overload]
         e, k, fe = int(c["n_routed_experts"]), int(c["num_experts_per_tok"]), int(c["moe_intermediate_size"])
         shared = int(c.get("n_shared_experts") or 0) * 3 * d * fe
         router = d * e + (e if c.get("topk_method") == "noaux_tc" else 0)
@@ -679,6 +693,21 @@ def maxtext_parameters(c: dict[str, object]) -> tuple[int, int]:
         e, k, fe = int(c["num_experts"]), int(c["num_experts_per_tok"]), int(c["moe_intermediate_size"])
         total = n * (attn + norms + d * e + e * 3 * d * fe)
         active = n * (attn + norms + d * e + k * 3 * d * fe)
+    elif kind == "qwen3_next":
+        k_ = int(c["head_dim"])
+        full = 2 * d * h * k_ + 2 * d * g * k_ + h * k_ * d + 2 * k_
+        kk = int(c["linear_num_key_heads"]) * int(c["linear_key_head_dim"])
+        hv, vhd = int(c["linear_num_value_heads"]), int(c["linear_value_head_dim"])
+        vv = hv * vhd
+        linear = d * (2 * kk + 2 * vv) + d * 2 * hv + (2 * kk + vv) * int(c["linear_conv_kernel_dim"]) + 2 * hv + vhd + vv * d
+        e, k, fe = int(c["num_experts"]), int(c["num_experts_per_tok"]), int(c["moe_intermediate_size"])
+        shared = 3 * d * int(c["shared_expert_intermediate_size"]) + d
+        interval = int(c["full_attention_interval"])
+        for i in range(n):
+            mixer = full if (i + 1) % interval == 0 else linear
+            base = mixer + norms + d * e + shared
+            total += base + e * 3 * d * fe
+            active += base + k * 3 * d * fe
     elif kind == "olmo3":
         k_ = d // h
         layer = d * h * k_ + 2 * d * g * k_ + h * k_ * d + (h + g) * k_ + norms + 3 * d * int(c["intermediate_size"])
@@ -742,6 +771,8 @@ def maxtext_models() -> list[Model]:
             facts["expertsPerToken"] = int(c["num_experts_per_tok"])
             if c.get("n_shared_experts"):
                 facts["sharedExperts"] = int(c["n_shared_experts"])
+            elif c.get("shared_expert_intermediate_size"):  # Qwen3-Next: one shared expert of that size
+                facts["sharedExperts"] = 1
         layer_types = c.get("layer_types")
         if c.get("sliding_window") and isinstance(layer_types, list):
             facts["slidingWindow"] = int(c["sliding_window"])  # type: ignore[call-overload]
@@ -759,6 +790,13 @@ def maxtext_models() -> list[Model]:
             + ") is computed from those shapes with scripts/gen_models.py's maxtext_parameters (its docstring states "
             "the formula per model type). Maximum context is max_position_embeddings."
             + (f" The same configuration serves {', '.join(extra_ids)}." if extra_ids else "")
+            + (
+                f" Only every {c['full_attention_interval']}th layer has full attention (and a KV cache that grows with the "
+                "context); the others are gated-delta-net linear attention with a fixed-size state, so a KV-cache "
+                "estimate from numLayers overstates this model's cache."
+                if kind == "qwen3_next"
+                else ""
+            )
         )
         base = Model(
             iri=f"{KB}hf/{org}/{name}" if hf else f"{KB}maxtext/{var}",
@@ -770,7 +808,7 @@ def maxtext_models() -> list[Model]:
             facts=facts,
             note=note,
             sources=[url] if yaml_file else [url, MAXTEXT_IDS_URL],
-            names=(short_names(org, name) if hf else [label]) + alts.get(var, []),
+            names=(short_names(org, name) if hf else [label]) + alts.get(var, []) + EXTRA_NAMES.get(hf or "", []),
             hf_id=hf,
         )
         out.append(base)
@@ -842,6 +880,8 @@ EXTRA_NAMES = {
     "Qwen/Qwen1.5-MoE-A2.7B": ["Qwen1.5 MoE", "qwen1.5-moe-a2.7b"],
     "CohereForAI/aya-23-8B": ["Aya 23 8B", "aya-23-8b"],
     "deepseek-ai/deepseek-moe-16b-base": ["DeepSeekMoE 16B", "deepseek-moe-16b"],
+    "deepseek-ai/DeepSeek-V3.2": ["DeepSeek V3.2 671B", "deepseek-v3.2"],
+    "Qwen/Qwen3-Next-80B-A3B-Instruct": ["Qwen3-Next", "Qwen3-Next-80B", "qwen3 next 80b a3b"],
 }
 
 

@@ -176,6 +176,10 @@ PUBLISHED_MOE = {
     "moonshotai/Kimi-K2-Instruct": (1000.0, 32.0, 0.05),
     "allenai/Olmo-3-1025-7B": (7.3, None, 0.01),
     "allenai/Olmo-3-32B-Think": (32.2, None, 0.01),
+    # DeepSeek-V3.2: V3's 671B / 37B (DeepSeek-V3 README) plus the indexer (0.85B, on the active path too)
+    "deepseek-ai/DeepSeek-V3.2": (671.0, 37.0, 0.04),
+    # Qwen3-Next-80B-A3B: '80B total, 3B activated' (its model card; active here counts the embeddings)
+    "Qwen/Qwen3-Next-80B-A3B-Instruct": (80.0, None, 0.01),
 }
 
 
@@ -226,6 +230,8 @@ def test_families_added_from_maxtext_are_there(kb) -> None:  # type: ignore[no-u
         "qwen1.5-moe-a2.7b",
         "chatglm3-6b",
         "aya-23-8b",
+        "qwen3-next",
+        "deepseek-v3.2",
     ],
 )
 def test_names_people_use_for_the_added_models_resolve(kb, name: str) -> None:  # type: ignore[no-untyped-def]
