@@ -1042,6 +1042,127 @@ def candle_models() -> list[Model]:
     return out
 
 
+def marian_parameters(c: dict[str, object]) -> int:
+    """Parameters of a MarianMT checkpoint (Hugging Face MarianMTModel) from its config's shapes.
+
+    One embedding V*d shared by the encoder, the decoder and the output head
+    (share_encoder_decoder_embeddings); encoder layers: self-attention q/k/v/o 4*(d*d + d), LayerNorm 2d,
+    FFN d*f + f + f*d + d, LayerNorm 2d; decoder layers add cross-attention 4*(d*d + d) and its LayerNorm
+    2d. The sinusoidal position tables (2 x max_position_embeddings x d, fixed, not trained) and the
+    final_logits_bias buffer are not counted.
+    """
+    v, d = int(c["vocab_size"]), int(c["d_model"])
+    attn = 4 * (d * d + d)
+    enc_ffn = 2 * d * int(c["encoder_ffn_dim"]) + int(c["encoder_ffn_dim"]) + d
+    dec_ffn = 2 * d * int(c["decoder_ffn_dim"]) + int(c["decoder_ffn_dim"]) + d
+    encoder = int(c["encoder_layers"]) * (attn + 2 * d + enc_ffn + 2 * d)
+    decoder = int(c["decoder_layers"]) * (2 * attn + 3 * 2 * d + dec_ffn)
+    return v * d + encoder + decoder
+
+
+def marian_models() -> list[Model]:
+    """MarianMT translation models: candle's marian.rs presets, each under a comment naming the Hugging
+    Face config.json it transcribes."""
+    file = "marian.rs"
+    text = git_show(CANDLE_GIT, CANDLE_COMMIT, f"candle-transformers/src/models/{file}")
+    url = f"https://github.com/huggingface/candle/blob/{CANDLE_COMMIT}/candle-transformers/src/models/{file}"
+    out = []
+    link = r"// https://huggingface\.co/([\w.-]+/[\w.-]+)/blob/main/config\.json\s*\n\s*pub fn (\w+)\(\)"
+    linked = {function: hf for hf, function in re.findall(link, text)}
+    for function in re.findall(r"pub fn (opus_mt_\w+)\(\)", text):
+        # presets without a link are named for the checkpoint: opus_mt_en_zh is Helsinki-NLP/opus-mt-en-zh
+        hf = linked.get(function) or "Helsinki-NLP/" + function.replace("_", "-")
+        c = load_candle(file, function)
+        total = marian_parameters(c)
+        heads = int(c["encoder_attention_heads"])
+        enc, dec = int(c["encoder_layers"]), int(c["decoder_layers"])
+        org, name = hf.split("/", 1)
+        pair = name.removeprefix("opus-mt-")
+        pair = pair.replace("tc-big-", "big ")
+        facts: dict[str, object] = {
+            "parameterCount": total,
+            "numLayers": enc + dec,
+            "encoderLayers": enc,
+            "decoderLayers": dec,
+            "hiddenSize": int(c["d_model"]),
+            "attentionHeads": heads,
+            "kvHeads": heads,
+            "headDim": int(c["d_model"]) // heads,
+            "ffnSize": int(c["encoder_ffn_dim"]),
+            "vocabSize": int(c["vocab_size"]),
+            "maxContext": int(c["max_position_embeddings"]),
+            "attentionKind": "MHA",
+        }
+        note = (
+            f"Architecture from candle's preset Config::{function}() in candle-transformers/src/models/{file}, a "
+            f"transcription of {hf}'s config.json ("
+            + ("the comment above it links that file" if function in linked else "named for that checkpoint")
+            + "); the parameter count "
+            f"({total:,}) is computed from those shapes with scripts/gen_models.py's marian_parameters (shared "
+            "embedding, encoder and decoder layers with biases and LayerNorms; the fixed sinusoidal position "
+            "tables are not counted). Maximum context is max_position_embeddings."
+        )
+        out.append(
+            Model(
+                iri=f"{KB}hf/{hf}",
+                classes=["kbq:Transformer", "kbq:Model"],
+                label=name,
+                comment=f"{hf}: a {total / 1e6:.0f}M-parameter MarianMT encoder-decoder translation model ({pair}) "
+                "published on the Hugging Face Hub.",
+                modality="kb:TextModality",
+                facts=facts,
+                note=note,
+                sources=[url],
+                names=[*short_names(org, name), f"marian {pair}", f"marianmt {pair}"],
+                hf_id=hf,
+            )
+        )
+    return out
+
+
+# --- Configurations transcribed by hand from files read with the search tool (repositories too large to
+# fetch); each entry names the file at a commit and keeps the config.json keys it states. ---------------
+
+TRANSCRIBED: dict[str, dict[str, object]] = {
+    "mistralai/Mistral-Small-3.1-24B-Instruct-2503": {
+        "source": "https://github.com/NVIDIA/TensorRT-LLM/blob/0373e5a1d2d9e154bb878d6dce47f52194a4963e/"
+        "tests/unittest/_torch/modeling/test_modeling_mistral.py",
+        "licence": "Apache-2.0",
+        "where": "the text_config of the mistral_small_3_1_24b_config fixture (a copy of the checkpoint's config.json; "
+        "num_hidden_layers reduced to 4 for CI, 'from the original 40' as its comment says, so 40 is used)",
+        "names": ["Mistral Small 3.1", "Mistral Small 3.1 24B", "mistral-small-3.1"],
+        "config": {
+            "model_type": "mistral",
+            "head_dim": 128,
+            "hidden_size": 5120,
+            "intermediate_size": 32768,
+            "max_position_embeddings": 131072,
+            "num_attention_heads": 32,
+            "num_hidden_layers": 40,
+            "num_key_value_heads": 8,
+            "vocab_size": 131072,
+        },
+        "comment": "the language model of Mistral Small 3.1 (a vision-language model): its Pixtral vision encoder "
+        "and projector are not counted",
+    },
+}
+
+
+def transcribed_models() -> list[Model]:
+    out = []
+    for hf, entry in TRANSCRIBED.items():
+        c = dict(entry["config"])  # type: ignore[call-overload]
+        c["model_type"] = "yi"  # the LLaMA layout: extra_parameters' 'yi' formula (untied head)
+        what = f"{entry['where']} in {entry['source']} ({entry['licence']})"
+        m = extra_model(c, hf, hf.split("/", 1)[1], f"{KB}hf/{hf}", what, str(entry["source"]))
+        m.note = m.note.replace("(model_type yi)", "(model_type mistral, counted as the LLaMA layout)") + (
+            f" The count is {entry['comment']}." if entry.get("comment") else ""
+        )
+        m.names += list(entry.get("names", []))  # type: ignore[call-overload]
+        out.append(m)
+    return out
+
+
 # --- Turtle ------------------------------------------------------------------------------------------
 
 
@@ -1153,7 +1274,17 @@ def render(models: list[Model], skipped: list[str]) -> str:
                 "TierDatabase",
                 "Hugging Face (candle)",
             )
-            for file in sorted({file for file, _ in CANDLE_PRESETS})
+            for file in sorted({file for file, _ in CANDLE_PRESETS} | {"marian.rs"})
+        ),
+        *(
+            (
+                str(e["source"]),
+                f"{str(e['source']).split('/blob/')[0].removeprefix('https://github.com/')} "
+                f"{str(e['source']).split('/', 7)[-1]}: a model's config.json copied in a test ({e['licence']})",
+                "TierDatabase",
+                str(e["source"]).split("/")[3],
+            )
+            for e in TRANSCRIBED.values()
         ),
         (TIMM_RESULTS_URL, results, "TierMeasured", "Hugging Face (timm)"),
         (TIMM_BENCH_URL, bench, "TierMeasured", "Hugging Face (timm)"),
@@ -1173,7 +1304,15 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
     taken, kb_models = existing_names(ROOT / "kb")
-    collected = [*llm_models(), *mlc_models(), *maxtext_models(), *candle_models(), *timm_models()]
+    collected = [
+        *llm_models(),
+        *mlc_models(),
+        *maxtext_models(),
+        *candle_models(),
+        *marian_models(),
+        *transcribed_models(),
+        *timm_models(),
+    ]
     models, skipped = dedupe(collected, taken, kb_models)
     args.out.write_text(render(models, skipped))
     print(f"{len(models)} models written to {args.out} ({len(skipped)} skipped as already in the KB)")

@@ -127,6 +127,10 @@ PUBLISHED_PARAMETERS = {
     "bigcode/starcoder2-7b": 7_173_923_840,
     "Qwen/Qwen1.5-MoE-A2.7B": 14_315_784_192,
     "CohereForAI/aya-23-8B": 8_028_033_024,
+    # Mistral Small 3.1's language model: KerasHub's magistral_small_2506_en preset (Magistral Small is built
+    # on Mistral Small 3.1's text model) states 23,572,403,200 parameters (keras_hub/src/models/mistral/
+    # mistral_presets.py @ 71453d0)
+    "mistralai/Mistral-Small-3.1-24B-Instruct-2503": 23_572_403_200,
 }
 
 # Published sizes rounded by their publishers (billions) and the relative tolerance the rounding allows:
@@ -141,6 +145,17 @@ PUBLISHED_ROUNDED = {
     "THUDM/codegeex4-all-9b": (9.4, None, 0.01),
     "deepseek-ai/deepseek-moe-16b-base": (16.4, 2.8, 0.02),
 }
+
+
+def test_marian_translation_models_have_both_stacks() -> None:
+    g = _graph(GENERATED_MODELS)
+    marian = [s for s, o in g.subject_objects(KBQ.huggingFaceId) if str(o).startswith("Helsinki-NLP/opus-mt-")]
+    assert len(marian) == 7
+    for s in marian:
+        enc, dec = int(g.value(s, KBQ.encoderLayers)), int(g.value(s, KBQ.decoderLayers))
+        assert (enc, dec) == (6, 6) and int(g.value(s, KBQ.numLayers)) == 12
+        # 6+6-layer Transformer-base (d 512) models are about 75M; the tc-big one (d 1024) about 230M
+        assert 70e6 < float(g.value(s, KBQ.parameterCount)) < 240e6
 
 
 def test_rounded_published_sizes_of_the_second_round_match() -> None:
@@ -232,6 +247,9 @@ def test_families_added_from_maxtext_are_there(kb) -> None:  # type: ignore[no-u
         "aya-23-8b",
         "qwen3-next",
         "deepseek-v3.2",
+        "Mistral Small 3.1",
+        "Helsinki-NLP/opus-mt-en-zh",
+        "marian fr-en",
     ],
 )
 def test_names_people_use_for_the_added_models_resolve(kb, name: str) -> None:  # type: ignore[no-untyped-def]
