@@ -1163,6 +1163,286 @@ def transcribed_models() -> list[Model]:
     return out
 
 
+# --- Non-LLM workloads from KerasHub's presets (published parameter counts) ------------------------------
+
+KERAS_GIT = Path("/work/.mirror/keras-team+keras-hub/repo")
+KERAS_COMMIT = "71453d08f59edc90d276e999319fc51e61cbf82c"
+VT, TR, CNN, DIFF = "kbq:VisionTransformer", "kbq:Transformer", "kbq:CNN", "kbq:DiffusionModel"
+VISION, TEXT, AUDIO, GEN, MULTI = (
+    "kb:VisionModality",
+    "kb:TextModality",
+    "kb:AudioModality",
+    "kb:ImageGenerationModality",
+    "kb:MultimodalModality",
+)
+# KerasHub presets (keras_hub/src/models/<family>/<family>_presets.py: metadata 'params' and 'description')
+# of workloads the other collections lack: preset -> (label, class, modality, other names). Presets of
+# models the hand-written KB holds (BERT-base/large uncased, RoBERTa, T5, Whisper, ViT-B/16, CLIP ViT-L/14,
+# SD3 Medium) are left out.
+KERAS_PRESETS: dict[str, dict[str, tuple[str, str, str, list[str]]]] = {
+    "sam": {
+        "sam_base_sa1b": ("SAM ViT-B", VT, VISION, ["sam vit-b", "sam_vit_b", "segment anything vit-b", "sam base"]),
+        "sam_large_sa1b": ("SAM ViT-L", VT, VISION, ["sam vit-l", "sam_vit_l", "segment anything vit-l", "sam large"]),
+        "sam_huge_sa1b": ("SAM ViT-H", VT, VISION, ["sam vit-h", "sam_vit_h", "segment anything vit-h", "sam huge", "sam 1"]),
+    },
+    "stable_diffusion_3": {
+        "stable_diffusion_3.5_medium": ("Stable Diffusion 3.5 Medium", DIFF, GEN, ["sd3.5 medium", "sd 3.5 medium"]),
+        "stable_diffusion_3.5_large": ("Stable Diffusion 3.5 Large", DIFF, GEN, ["sd3.5 large", "stable-diffusion-3.5-large"]),
+        "stable_diffusion_3.5_large_turbo": (
+            "Stable Diffusion 3.5 Large Turbo",
+            DIFF,
+            GEN,
+            ["sd3.5 large turbo", "stable-diffusion-3.5-large-turbo"],
+        ),
+    },
+    "d_fine": {
+        **{
+            f"dfine_{size}_coco": (f"D-FINE-{size[0].upper()} COCO", TR, VISION, [f"d-fine {size}", f"dfine {size}"])
+            for size in ("nano", "small", "medium", "large", "xlarge")
+        },
+        **{
+            f"dfine_{size}_obj365": (f"D-FINE-{size[0].upper()} Objects365", TR, VISION, [f"d-fine {size} objects365"])
+            for size in ("small", "medium", "large", "xlarge")
+        },
+    },
+    "retinanet": {
+        "retinanet_resnet50_fpn_coco": ("RetinaNet ResNet-50 FPN", CNN, VISION, ["retinanet", "retinanet r50"]),
+        "retinanet_resnet50_fpn_v2_coco": ("RetinaNet ResNet-50 FPN v2", CNN, VISION, ["retinanet v2"]),
+    },
+    "segformer": {
+        **{
+            f"segformer_b{i}_ade20k_{512 if i < 5 else 640}": (f"SegFormer-B{i} ADE20K", VT, VISION, [f"segformer b{i}"])
+            for i in range(6)
+        },
+        **{
+            f"segformer_b{i}_cityscapes_1024": (f"SegFormer-B{i} Cityscapes", VT, VISION, [f"segformer b{i} cityscapes"])
+            for i in range(6)
+        },
+    },
+    "depth_anything": {
+        f"depth_anything_v2_{s}": (f"Depth Anything V2 {s.title()}", VT, VISION, [f"depth-anything-v2-{s}"])
+        for s in ("small", "base", "large")
+    },
+    "dinov2": {
+        **{f"dinov2_{s}": (f"DINOv2 {s.title()}", VT, VISION, [f"dinov2-{s}"]) for s in ("small", "base", "large", "giant")},
+        **{
+            f"dinov2_with_registers_{s}": (f"DINOv2 {s.title()} with registers", VT, VISION, [f"dinov2-with-registers-{s}"])
+            for s in ("small", "base", "large", "giant")
+        },
+    },
+    "dinov3": {
+        **{
+            f"dinov3_vit_{s}_lvd1689m": (f"DINOv3 ViT-{label}", VT, VISION, [f"dinov3-vit{tag}16-pretrain-lvd1689m"])
+            for s, label, tag in (
+                ("small", "S/16", "s"),
+                ("small_plus", "S+/16", "splus"),
+                ("base", "B/16", "b"),
+                ("large", "L/16", "l"),
+                ("huge_plus", "H+/16", "hplus"),
+                ("7b", "7B/16", "7b"),
+            )
+        },
+        "dinov3_vit_large_sat493m": ("DINOv3 ViT-L/16 satellite", VT, VISION, ["dinov3-vitl16-pretrain-sat493m"]),
+        "dinov3_vit_7b_sat493m": ("DINOv3 ViT-7B/16 satellite", VT, VISION, ["dinov3-vit7b16-pretrain-sat493m"]),
+    },
+    "moonshine": {
+        "moonshine_tiny_en": ("Moonshine Tiny", TR, AUDIO, ["moonshine-tiny", "moonshine tiny en"]),
+        "moonshine_base_en": ("Moonshine Base", TR, AUDIO, ["moonshine-base", "moonshine base en"]),
+    },
+    "clip": {
+        "clip_vit_base_patch16": ("CLIP ViT-B/16", VT, MULTI, ["clip-vit-base-patch16"]),
+        "clip_vit_base_patch32": ("CLIP ViT-B/32", VT, MULTI, ["clip-vit-base-patch32"]),
+        "clip_vit_large_patch14_336": ("CLIP ViT-L/14 336px", VT, MULTI, ["clip-vit-large-patch14-336"]),
+        "clip_vit_b_32_laion2b_s34b_b79k": ("OpenCLIP ViT-B/32 LAION-2B", VT, MULTI, ["CLIP-ViT-B-32-laion2B-s34B-b79K"]),
+        "clip_vit_h_14_laion2b_s32b_b79k": ("OpenCLIP ViT-H/14 LAION-2B", VT, MULTI, ["CLIP-ViT-H-14-laion2B-s32B-b79K"]),
+        "clip_vit_g_14_laion2b_s12b_b42k": ("OpenCLIP ViT-g/14 LAION-2B", VT, MULTI, ["CLIP-ViT-g-14-laion2B-s12B-b42K"]),
+        "clip_vit_bigg_14_laion2b_39b_b160k": (
+            "OpenCLIP ViT-bigG/14 LAION-2B",
+            VT,
+            MULTI,
+            ["CLIP-ViT-bigG-14-laion2B-39B-b160k", "clip bigg"],
+        ),
+    },
+    "metaclip_2": {
+        f"metaclip_2_vit_{s}_patch14_{r}": (f"MetaCLIP 2 ViT-{tag}/14 {r}", VT, MULTI, [f"metaclip-2-worldwide-{s}-{r}"])
+        for s, tag in (("huge", "H"), ("giant", "bigG"))
+        for r in (224, 378)
+    },
+    "siglip": {
+        p: (p.replace("_", "-"), VT, MULTI, [])
+        for p in (
+            *(f"siglip_base_patch16_{r}" for r in (224, 256, 384, 512)),
+            "siglip_large_patch16_256",
+            "siglip_large_patch16_384",
+            "siglip_so400m_patch14_224",
+            "siglip_so400m_patch14_384",
+            "siglip_so400m_patch16_256_i18n",
+            "siglip_base_patch16_256_multilingual",
+            "siglip2_base_patch16_224",
+            "siglip2_base_patch16_256",
+            "siglip2_base_patch32_256",
+            "siglip2_base_patch16_384",
+            "siglip2_large_patch16_256",
+            "siglip2_large_patch16_384",
+            "siglip2_large_patch16_512",
+            "siglip2_giant_opt_patch16_256",
+            "siglip2_giant_opt_patch16_384",
+            "siglip2_so400m_patch14_224",
+            "siglip2_so400m_patch16_256",
+            "siglip2_so400m_patch16_384",
+            "siglip2_so400m_patch16_512",
+        )
+    },
+    "bert": {
+        "bert_tiny_en_uncased": ("BERT-tiny", TR, TEXT, ["bert tiny"]),
+        "bert_small_en_uncased": ("BERT-small", TR, TEXT, ["bert small"]),
+        "bert_medium_en_uncased": ("BERT-medium", TR, TEXT, ["bert medium"]),
+        "bert_base_en": ("BERT-base cased", TR, TEXT, ["bert-base-cased"]),
+        "bert_base_zh": ("BERT-base Chinese", TR, TEXT, ["bert-base-chinese"]),
+        "bert_base_multi": ("BERT-base multilingual cased", TR, TEXT, ["bert-base-multilingual-cased"]),
+        "bert_large_en": ("BERT-large cased", TR, TEXT, ["bert-large-cased"]),
+        "all_minilm_l6_v2_en": ("all-MiniLM-L6-v2", TR, TEXT, ["minilm l6 v2", "minilm"]),
+        "all_minilm_l6_v1_en": ("all-MiniLM-L6-v1", TR, TEXT, []),
+        "all_minilm_l12_v2_en": ("all-MiniLM-L12-v2", TR, TEXT, ["minilm l12 v2"]),
+        "paraphrase_minilm_l3_v2_en": ("paraphrase-MiniLM-L3-v2", TR, TEXT, []),
+        "paraphrase_minilm_l6_v2_en": ("paraphrase-MiniLM-L6-v2", TR, TEXT, []),
+        "paraphrase_minilm_l12_v2_en": ("paraphrase-MiniLM-L12-v2", TR, TEXT, []),
+        "multi_qa_minilm_l6_cos_v1_en": ("multi-qa-MiniLM-L6-cos-v1", TR, TEXT, []),
+        "multi_qa_minilm_l6_dot_v1_en": ("multi-qa-MiniLM-L6-dot-v1", TR, TEXT, []),
+        "msmarco_minilm_l6_cos_v5_en": ("msmarco-MiniLM-L6-cos-v5", TR, TEXT, []),
+        "msmarco_minilm_l12_cos_v5_en": ("msmarco-MiniLM-L12-cos-v5", TR, TEXT, []),
+        "bge_small_en": ("bge-small-en", TR, TEXT, []),
+        "bge_base_en": ("bge-base-en", TR, TEXT, []),
+        "bge_large_en": ("bge-large-en", TR, TEXT, []),
+        "bge_small_v1.5_en": ("bge-small-en-v1.5", TR, TEXT, ["bge small"]),
+        "bge_base_v1.5_en": ("bge-base-en-v1.5", TR, TEXT, ["bge base"]),
+        "bge_large_v1.5_en": ("bge-large-en-v1.5", TR, TEXT, ["bge large"]),
+        "bge_base_zh": ("bge-base-zh", TR, TEXT, []),
+        "bge_large_zh": ("bge-large-zh", TR, TEXT, []),
+        "bge_small_v1.5_zh": ("bge-small-zh-v1.5", TR, TEXT, []),
+        "bge_base_v1.5_zh": ("bge-base-zh-v1.5", TR, TEXT, []),
+        "bge_large_v1.5_zh": ("bge-large-zh-v1.5", TR, TEXT, []),
+        "bge_llm_embedder": ("bge-llm-embedder", TR, TEXT, []),
+        "multilingual_e5_small": ("multilingual-e5-small", TR, TEXT, ["e5 small"]),
+        "mxbai_embed_large_v1_en": ("mxbai-embed-large-v1", TR, TEXT, ["mxbai embed large"]),
+        "mxbai_embed_2d_large_v1_en": ("mxbai-embed-2d-large-v1", TR, TEXT, []),
+        "mxbai_embed_xsmall_v1_en": ("mxbai-embed-xsmall-v1", TR, TEXT, []),
+    },
+    "xlm_roberta": {
+        "xlm_roberta_base_multi": ("XLM-RoBERTa base", TR, TEXT, ["xlm-roberta-base"]),
+        "xlm_roberta_large_multi": ("XLM-RoBERTa large", TR, TEXT, ["xlm-roberta-large"]),
+        "bge_m3": ("bge-m3", TR, TEXT, ["bge m3"]),
+        "multilingual_e5_base": ("multilingual-e5-base", TR, TEXT, ["e5 base"]),
+        "multilingual_e5_large": ("multilingual-e5-large", TR, TEXT, ["e5 large"]),
+    },
+    "deberta_v3": {
+        "deberta_v3_extra_small_en": ("DeBERTa-v3 xsmall", TR, TEXT, ["deberta-v3-xsmall"]),
+        "deberta_v3_small_en": ("DeBERTa-v3 small", TR, TEXT, ["deberta-v3-small"]),
+        "deberta_v3_base_en": ("DeBERTa-v3 base", TR, TEXT, ["deberta-v3-base"]),
+        "deberta_v3_large_en": ("DeBERTa-v3 large", TR, TEXT, ["deberta-v3-large"]),
+        "deberta_v3_base_multi": ("mDeBERTa-v3 base", TR, TEXT, ["mdeberta-v3-base"]),
+    },
+    "distil_bert": {
+        "distil_bert_base_en_uncased": ("DistilBERT base uncased", TR, TEXT, ["distilbert-base-uncased", "distilbert"]),
+        "distil_bert_base_en": ("DistilBERT base cased", TR, TEXT, ["distilbert-base-cased"]),
+        "distil_bert_base_multi": ("DistilBERT base multilingual cased", TR, TEXT, ["distilbert-base-multilingual-cased"]),
+    },
+    # the generator presets are left out: KerasHub gives electra_small_generator the discriminator's count
+    "electra": {
+        f"electra_{s}_discriminator_uncased_en": (f"ELECTRA {s}", TR, TEXT, [f"electra-{s}-discriminator"])
+        for s in ("small", "base", "large")
+    },
+    "albert": {
+        f"albert_{s}_en_uncased": (f"ALBERT {label}", TR, TEXT, [f"albert-{label}-v2"])
+        for s, label in (("base", "base"), ("large", "large"), ("extra_large", "xlarge"), ("extra_extra_large", "xxlarge"))
+    },
+    "bart": {
+        "bart_base_en": ("BART base", TR, TEXT, ["bart-base"]),
+        "bart_large_en": ("BART large", TR, TEXT, ["bart-large"]),
+        "bart_large_en_cnn": ("BART large CNN", TR, TEXT, ["bart-large-cnn"]),
+    },
+    "f_net": {
+        "f_net_base_en": ("FNet base", TR, TEXT, ["fnet-base"]),
+        "f_net_large_en": ("FNet large", TR, TEXT, ["fnet-large"]),
+    },
+    "esm": {
+        p: (f"ESM-2 {p.split('_')[-1]}", TR, TEXT, [p.replace("_", "-")])
+        for p in ("esm2_t6_8M", "esm2_t12_35M", "esm2_t30_150M", "esm2_t33_650M")
+    },
+}
+# KerasHub lists 641,090,864 parameters under sam_large_sa1b and 312,343,088 under sam_huge_sa1b: the
+# labels are swapped (ViT-H is the larger encoder: ViT-L/16 has 304M parameters, kb:ViTL16, and SAM's
+# ViT-H image encoder alone 632M, the SAM paper, arXiv 2304.02643), so each count goes to the other name.
+KERAS_SWAPPED = {"sam_large_sa1b": "sam_huge_sa1b", "sam_huge_sa1b": "sam_large_sa1b"}
+SAM_PAPER = "https://arxiv.org/abs/2304.02643"
+
+
+def load_keras_presets(family: str) -> dict[str, dict[str, object]]:
+    import ast
+
+    path = f"keras_hub/src/models/{family}/{family}_presets.py"
+    tree = ast.parse(git_show(KERAS_GIT, KERAS_COMMIT, path))
+    presets: dict[str, dict[str, object]] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            presets.update(ast.literal_eval(node.value))
+    return presets
+
+
+def keras_models() -> list[Model]:
+    out = []
+    for family, chosen in KERAS_PRESETS.items():
+        presets = load_keras_presets(family)
+        path = f"keras_hub/src/models/{family}/{family}_presets.py"
+        url = f"https://github.com/keras-team/keras-hub/blob/{KERAS_COMMIT}/{path}"
+        for preset, (label, cls, modality, names) in chosen.items():
+            source_preset = KERAS_SWAPPED.get(preset, preset)
+            meta = presets[source_preset]["metadata"]
+            assert isinstance(meta, dict)
+            params = int(meta["params"])
+            description = " ".join(str(meta.get("description", "")).split())
+            facts: dict[str, object] = {"parameterCount": params}
+            layers = re.match(r"(\d+)-layer (?!.*\bfor vision\b)", description)
+            if layers and family not in ("bart",):
+                facts["numLayers"] = int(layers.group(1))
+            stated = r"(?:image size|image size of|image resolution|in) (\d+)(?:x\d+)?(?: resolution|,|\.| CLIP| pre)"
+            size = re.search(stated, description)
+            if family == "siglip":  # the resolution ends the checkpoint's name (one description says 224 for a 384)
+                size = re.search(r"_(\d{3})(?:_|$)", preset)
+            if size and modality in (VISION, MULTI):
+                facts["imageSize"] = int(size.group(1))
+            note = (
+                f"{params:,} parameters: the 'params' of KerasHub's preset {source_preset} in {path} (its description: "
+                f"'{description[:200]}')."
+                + (
+                    f" KerasHub lists this count under {source_preset}; the large and huge labels are swapped there (ViT-H is "
+                    "the larger encoder: SAM's ViT-H image encoder alone has 632M parameters, the SAM paper), so the count "
+                    f"is stored for {label}."
+                    if preset in KERAS_SWAPPED
+                    else ""
+                )
+                + (
+                    " The image size is the one in the checkpoint's name."
+                    if family == "siglip"
+                    else (" Layers and image size are the description's." if len(facts) > 1 else "")
+                )
+            )
+            out.append(
+                Model(
+                    iri=f"{KB}keras/{preset}",
+                    classes=[cls, "kbq:Model"],
+                    label=label,
+                    comment=f"{label}: a {params / 1e6:,.1f}M-parameter model (KerasHub preset {preset}).",
+                    modality=modality,
+                    facts=facts,
+                    note=note,
+                    sources=[url] + ([SAM_PAPER] if preset in KERAS_SWAPPED else []),
+                    names=[preset, *names],
+                )
+            )
+    return out
+
+
 # --- Turtle ------------------------------------------------------------------------------------------
 
 
@@ -1221,7 +1501,7 @@ def render(models: list[Model], skipped: list[str]) -> str:
     lines = [
         "# GENERATED by scripts/gen_models.py - do not edit by hand; change the script and run it again.",
         "# Models from public collections of configurations (litgpt's config list; mlc-llm's presets; MaxText's",
-        "# candle's model presets;",
+        "# candle's model presets; KerasHub's preset parameter counts;",
         "# transcribed Hugging Face configs and model YAMLs; timm's ImageNet results and",
         "# benchmark tables), one model per configuration, with the collection file at a commit as source.",
         "# Conventions: kb/README-models.md. Skipped because the hand-written KB already has them:",
@@ -1286,6 +1566,16 @@ def render(models: list[Model], skipped: list[str]) -> str:
             )
             for e in TRANSCRIBED.values()
         ),
+        *(
+            (
+                f"https://github.com/keras-team/keras-hub/blob/{KERAS_COMMIT}/keras_hub/src/models/{family}/{family}_presets.py",
+                f"KerasHub {family}_presets.py: preset metadata with each checkpoint's parameter count (Apache-2.0)",
+                "TierDatabase",
+                "Keras team (KerasHub)",
+            )
+            for family in KERAS_PRESETS
+        ),
+        (SAM_PAPER, "Kirillov et al., Segment Anything (arXiv 2304.02643)", "TierPaper", "Meta AI"),
         (TIMM_RESULTS_URL, results, "TierMeasured", "Hugging Face (timm)"),
         (TIMM_BENCH_URL, bench, "TierMeasured", "Hugging Face (timm)"),
     ]
@@ -1311,6 +1601,7 @@ def main() -> None:
         *candle_models(),
         *marian_models(),
         *transcribed_models(),
+        *keras_models(),
         *timm_models(),
     ]
     models, skipped = dedupe(collected, taken, kb_models)

@@ -158,6 +158,39 @@ def test_marian_translation_models_have_both_stacks() -> None:
         assert 70e6 < float(g.value(s, KBQ.parameterCount)) < 240e6
 
 
+def _by_label(g: rdflib.Graph) -> dict[str, rdflib.term.Node]:
+    return {str(o): s for s, o in g.subject_objects(rdflib.RDFS.label)}
+
+
+def test_kerashub_counts_agree_with_the_shapes_and_the_sam_sizes_are_in_order() -> None:
+    """KerasHub's all_minilm_l6_v2_en count equals BERT's formula (gen_models.hf_parameters) on the shapes of
+    sentence-transformers/all-MiniLM-L6-v2 as cli99/llm-analysis's model_configs copy them (6 layers, width 384,
+    12 heads, FFN 1536, vocabulary 30522, 512 positions); SAM's encoders grow B < L < H (the preset file has L
+    and H swapped, which gen_models corrects)."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import gen_models
+
+    minilm = {
+        "model_type": "bert",
+        "vocab_size": 30522,
+        "hidden_size": 384,
+        "num_hidden_layers": 6,
+        "intermediate_size": 1536,
+        "num_attention_heads": 12,
+        "max_position_embeddings": 512,
+        "type_vocab_size": 2,
+    }
+    g = _graph(GENERATED_MODELS)
+    labels = _by_label(g)
+    assert float(g.value(labels["all-MiniLM-L6-v2"], KBQ.parameterCount)) == gen_models.hf_parameters(minilm)
+    sam = [float(g.value(labels[f"SAM ViT-{size}"], KBQ.parameterCount)) for size in "BLH"]
+    assert sam == sorted(sam) and sam[2] > 632e6  # ViT-H's image encoder alone has 632M (the SAM paper)
+    sd35 = float(g.value(labels["Stable Diffusion 3.5 Large"], KBQ.parameterCount))
+    assert 8e9 < sd35 < 10e9  # MMDiT 8.1B plus the CLIP encoders and the VAE (T5-XXL not included)
+
+
 def test_rounded_published_sizes_of_the_second_round_match() -> None:
     g = _graph(GENERATED_MODELS)
     by_id = {str(o): s for s, o in g.subject_objects(KBQ.huggingFaceId)}
@@ -250,6 +283,15 @@ def test_families_added_from_maxtext_are_there(kb) -> None:  # type: ignore[no-u
         "Mistral Small 3.1",
         "Helsinki-NLP/opus-mt-en-zh",
         "marian fr-en",
+        "all-MiniLM-L6-v2",
+        "bge-small-en-v1.5",
+        "multilingual-e5-large",
+        "SAM ViT-H",
+        "sd3.5 large",
+        "siglip-so400m-patch14-384",
+        "d-fine large",
+        "SegFormer-B2 ADE20K",
+        "clip-vit-large-patch14-336",
     ],
 )
 def test_names_people_use_for_the_added_models_resolve(kb, name: str) -> None:  # type: ignore[no-untyped-def]
