@@ -284,6 +284,7 @@ def test_families_added_from_maxtext_are_there(kb) -> None:  # type: ignore[no-u
         "Helsinki-NLP/opus-mt-en-zh",
         "marian fr-en",
         "all-MiniLM-L6-v2",
+        "command-r",
         "bge-small-en-v1.5",
         "multilingual-e5-large",
         "SAM ViT-H",
