@@ -868,6 +868,8 @@ MLC_MORE = {
     "qwen2moe": ("Qwen1.5-MoE-A2.7B", "Qwen/Qwen1.5-MoE-A2.7B"),
     "aya-23": ("Aya-23-8B", "CohereForAI/aya-23-8B"),
     "deepseek": ("DeepSeek-MoE-16B", "deepseek-ai/deepseek-moe-16b-base"),
+    # the language model (text_config) of Ministral 3 3B; its Pixtral vision encoder is not counted
+    "ministral3_3b_2512": ("Ministral-3-3B-Base-2512", "mistralai/Ministral-3-3B-Base-2512"),
 }
 # Names people type for these models (beyond the Hub id and its name part).
 EXTRA_NAMES = {
@@ -880,6 +882,7 @@ EXTRA_NAMES = {
     "Qwen/Qwen1.5-MoE-A2.7B": ["Qwen1.5 MoE", "qwen1.5-moe-a2.7b"],
     "CohereForAI/aya-23-8B": ["Aya 23 8B", "aya-23-8b"],
     "deepseek-ai/deepseek-moe-16b-base": ["DeepSeekMoE 16B", "deepseek-moe-16b"],
+    "mistralai/Ministral-3-3B-Base-2512": ["Ministral 3 3B", "ministral 3b"],
     "deepseek-ai/DeepSeek-V3.2": ["DeepSeek V3.2 671B", "deepseek-v3.2"],
     "Qwen/Qwen3-Next-80B-A3B-Instruct": ["Qwen3-Next", "Qwen3-Next-80B", "qwen3 next 80b a3b"],
 }
@@ -911,9 +914,9 @@ def extra_parameters(c: dict[str, object]) -> tuple[int, int]:
     """(total, active per token) parameters of a checkpoint from its configuration's shapes.
 
     V = vocabulary, d = width, n = layers, h / g = query / key-value heads, k = head size, f = FFN size.
-    yi (LLaMA layout): embedding V*d; per layer two RMSNorms 2d, q/k/v/o d*h*k + 2*d*g*k + h*k*d, MLP
-    3*d*f; final norm d; output head d*V. gpt_bigcode (StarCoder): token V*d and position P*d
-    embeddings; per layer two LayerNorms 2*2d, fused qkv d*(h*k + 2*k) + (h*k + 2*k) (one shared
+    yi and ministral3 (LLaMA layout): embedding V*d; per layer two RMSNorms 2d, q/k/v/o d*h*k + 2*d*g*k +
+    h*k*d, MLP 3*d*f; final norm d; output head d*V unless tie_word_embeddings. gpt_bigcode (StarCoder):
+    token V*d and position P*d embeddings; per layer two LayerNorms 2*2d, fused qkv d*(h*k + 2*k) + (h*k + 2*k) (one shared
     key/value head), projection d*d + d, MLP d*f + f + f*d + d; final LayerNorm 2d; head tied to the
     token embedding. chatglm (ChatGLM3, GLM-4): embedding V*d; per layer RMSNorm d, qkv d*(h*k + 2*g*k)
     with its bias, dense h*k*d, RMSNorm d, MLP d*2f + f*d; final RMSNorm d; output layer d*V.
@@ -935,8 +938,9 @@ def extra_parameters(c: dict[str, object]) -> tuple[int, int]:
     f = int(c["intermediate_size"])
     q_kv = d * h * k + 2 * d * g * k
     total = active = 0
-    if kind == "yi":
-        total = active = v * d + n * (2 * d + q_kv + h * k * d + 3 * d * f) + d + d * v
+    if kind in ("yi", "ministral3"):
+        head = d * v if not c.get("tie_word_embeddings") else 0
+        total = active = v * d + n * (2 * d + q_kv + h * k * d + 3 * d * f) + d + head
     elif kind == "gpt_bigcode":
         qkv = d * (h * k + 2 * g * k) + (h * k + 2 * g * k)
         layer = 4 * d + qkv + d * d + d + d * f + f + f * d + d
@@ -1038,7 +1042,11 @@ def candle_models() -> list[Model]:
     presets = load_mlc()
     for key, (label, hf) in MLC_MORE.items():
         what = f"mlc-llm's preset '{key}', a verbatim copy of the Hugging Face config.json of {label}"
-        out.append(extra_model(presets[key], hf, label, f"{KB}hf/{hf}", what, MLC_PRESETS_URL))
+        c = presets[key]
+        if "text_config" in c:  # a vision-language model: its language model
+            c = dict(c["text_config"])  # type: ignore[call-overload]
+            what += " (its text_config: the language model; the vision encoder is not counted)"
+        out.append(extra_model(c, hf, label, f"{KB}hf/{hf}", what, MLC_PRESETS_URL))
     return out
 
 
@@ -1510,6 +1518,226 @@ def ollama_models() -> list[Model]:
     return out
 
 
+# --- LLMs from Megatron-Bridge's size-specific model providers (HF configs in Megatron terms) -----------
+
+BRIDGE_GIT = Path("/work/.mirror/NVIDIA-NeMo+Megatron-Bridge/repo")
+# The size-specific provider classes were removed from Megatron-Bridge in 2026; each file is read at the
+# last commit that has it. (commit, file, class) -> (Hub id the class docstring links, published count
+# and where, or None to compute it, other names).
+BRIDGE_MODELS: dict[tuple[str, str, str], tuple[str, tuple[float, str] | None, list[str]]] = {
+    ("dc805f5cf9e0001c1f7c860ebb8e42c580ef45b3", "glm/glm45_provider.py", "GLM45ModelProvider355B"): (
+        "zai-org/GLM-4.5",
+        None,
+        ["GLM 4.5", "glm-4.5 355b", "GLM-4.5-355B-A32B"],
+    ),
+    ("dc805f5cf9e0001c1f7c860ebb8e42c580ef45b3", "glm/glm45_provider.py", "GLM45AirModelProvider106B"): (
+        "zai-org/GLM-4.5-Air",
+        None,
+        ["GLM 4.5 Air", "glm-4.5-air 106b", "GLM-4.5-Air-106B-A12B"],
+    ),
+    ("84ad9907274001ca6d7253bb4c39c1d8f4dae090", "mistral/mistral_provider.py", "MistralSmall3ModelProvider24B"): (
+        "mistralai/Mistral-Small-24B-Instruct-2501",
+        None,
+        ["Mistral Small 3", "Mistral Small 24B", "mistral-small-24b", "mistral small 2501"],
+    ),
+    ("8c6c6534b9421228e14ddde4165686b536ca4f10", "qwen/qwen_provider.py", "Qwen2ModelProvider72B"): (
+        "Qwen/Qwen2-72B",
+        None,
+        ["qwen2 72b"],
+    ),
+    ("84ad9907274001ca6d7253bb4c39c1d8f4dae090", "ministral3/ministral3_provider.py", "Ministral3ModelProvider8B"): (
+        "mistralai/Ministral-3-8B-Base-2512",
+        (8.4e9, "'8.4B Language Model + 0.4B Vision Encoder', the class docstring"),
+        ["Ministral 3 8B", "ministral 8b"],
+    ),
+    ("84ad9907274001ca6d7253bb4c39c1d8f4dae090", "ministral3/ministral3_provider.py", "Ministral3ModelProvider14B"): (
+        "mistralai/Ministral-3-14B-Base-2512",
+        (13.5e9, "'13.5B Language Model + 0.4B Vision Encoder', the class docstring"),
+        ["Ministral 3 14B", "ministral 14b"],
+    ),
+}
+# Base classes defined in another provider file of the same commit.
+BRIDGE_BASES = {"ministral3/ministral3_provider.py": "mistral/mistral_provider.py"}
+
+
+def _bridge_value(node: object) -> object:
+    """A provider field's default: a literal, a list expression inside field(default_factory=lambda: ...),
+    or None for what is not a number (activation functions, dtypes, layer specs)."""
+    import ast
+
+    assert isinstance(node, ast.AST)
+    if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "field":
+        for kw in node.keywords:
+            if kw.arg == "default_factory" and isinstance(kw.value, ast.Lambda):
+                return _bridge_value(kw.value.body)
+        return None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mult)):
+        left, right = _bridge_value(node.left), _bridge_value(node.right)
+        if left is None or right is None:
+            return None
+        return left + right if isinstance(node.op, ast.Add) else left * right  # type: ignore[operator]
+    try:
+        return ast.literal_eval(node)  # type: ignore[arg-type]
+    except ValueError:
+        return None
+
+
+def load_bridge_class(commit: str, file: str, cls: str) -> dict[str, object]:
+    """The dataclass defaults of a provider class, its bases' first (bases in the same file, or in
+    BRIDGE_BASES's file)."""
+    import ast
+
+    classes: dict[str, tuple[list[str], dict[str, object]]] = {}
+    for path in [BRIDGE_BASES[file]] if file in BRIDGE_BASES else []:
+        for name, value in _bridge_classes(commit, path).items():
+            classes[name] = value
+    classes.update(_bridge_classes(commit, file))
+
+    def resolve(name: str) -> dict[str, object]:
+        if name not in classes:
+            return {}
+        bases, fields = classes[name]
+        out: dict[str, object] = {}
+        for base in bases:
+            out.update(resolve(base))
+        out.update(fields)
+        return out
+
+    del ast
+    return resolve(cls)
+
+
+def _bridge_classes(commit: str, file: str) -> dict[str, tuple[list[str], dict[str, object]]]:
+    import ast
+
+    tree = ast.parse(git_show(BRIDGE_GIT, commit, f"src/megatron/bridge/models/{file}"))
+    out: dict[str, tuple[list[str], dict[str, object]]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            fields = {
+                stmt.target.id: _bridge_value(stmt.value)
+                for stmt in node.body
+                if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None
+            }
+            out[node.name] = ([b.id for b in node.bases if isinstance(b, ast.Name)], fields)
+    return out
+
+
+def bridge_parameters(c: dict[str, object]) -> tuple[int, int]:
+    """(total, active per token) parameters of a Megatron GPT model from its provider's fields.
+
+    Embedding V*d and, unless share_embeddings_and_output_weights, an output layer d*V; per layer two
+    norms (RMSNorm d, LayerNorm 2d); attention qkv d*(h*k + 2*g*k) with its bias when add_qkv_bias or
+    add_bias_linear, projection h*k*d (+d with add_bias_linear), q/k norms of the head size with
+    qk_layernorm; MLP (2 if gated_linear_unit else 1)*d*f + f*d (+ biases with add_bias_linear); MoE
+    layers (moe_layer_freq 1 or a list of 0/1) a router d*E (+E expert bias with
+    moe_router_enable_expert_bias), E experts and a shared expert of their FFN sizes (active: top-k
+    experts); final norm. V = vocab_size, d = hidden_size, h = num_attention_heads, g = num_query_groups,
+    k = kv_channels, f = ffn_hidden_size, E = num_moe_experts.
+    """
+    v, d, n = int(c["vocab_size"]), int(c["hidden_size"]), int(c["num_layers"])  # type: ignore[call-overload]
+    h = int(c["num_attention_heads"])  # type: ignore[call-overload]
+    g = int(c.get("num_query_groups") or h)  # type: ignore[call-overload]
+    k = int(c.get("kv_channels") or d // h)  # type: ignore[call-overload]
+    rms = c.get("normalization") == "RMSNorm"
+    norm = d if rms else 2 * d
+    bias = bool(c.get("add_bias_linear"))
+    qkv = h * k + 2 * g * k
+    attn = d * qkv + (qkv if (c.get("add_qkv_bias") or bias) else 0) + h * k * d + (d if bias else 0)
+    if c.get("qk_layernorm"):
+        attn += 2 * (k if rms else 2 * k)
+
+    def mlp(f: int) -> int:
+        gated = bool(c.get("gated_linear_unit"))
+        return (2 if gated else 1) * d * f + f * d + (((2 if gated else 1) * f + d) if bias else 0)
+
+    experts = c.get("num_moe_experts")
+    freq = c.get("moe_layer_freq", 1)
+    pattern = freq if isinstance(freq, list) else [1 if (experts and i % int(freq) == 0) else 0 for i in range(n)]  # type: ignore[call-overload]
+    total = active = 0
+    for i in range(n):
+        if experts and pattern[i]:
+            e, top, fe = int(experts), int(c["moe_router_topk"]), int(c["moe_ffn_hidden_size"])  # type: ignore[call-overload]
+            base = 2 * norm + attn + d * e + (e if c.get("moe_router_enable_expert_bias") else 0)
+            fs = c.get("moe_shared_expert_intermediate_size")
+            base += mlp(int(fs)) if fs else 0  # type: ignore[call-overload]
+            total += base + e * mlp(fe)
+            active += base + top * mlp(fe)
+        else:
+            layer = 2 * norm + attn + mlp(int(c["ffn_hidden_size"]))  # type: ignore[call-overload]
+            total, active = total + layer, active + layer
+    outer = v * d + norm + (0 if c.get("share_embeddings_and_output_weights") else d * v)
+    return total + outer, active + outer
+
+
+def bridge_models() -> list[Model]:
+    out = []
+    for (commit, file, cls), (hf, published, names) in BRIDGE_MODELS.items():
+        c = load_bridge_class(commit, file, cls)
+        h = int(c["num_attention_heads"])  # type: ignore[call-overload]
+        g = int(c.get("num_query_groups") or h)  # type: ignore[call-overload]
+        moe = bool(c.get("num_moe_experts"))
+        if published is None:
+            total, active = bridge_parameters(c)
+        else:
+            total, active = int(published[0]), 0
+        facts: dict[str, object] = {
+            "parameterCount": total,
+            "numLayers": int(c["num_layers"]),  # type: ignore[call-overload]
+            "hiddenSize": int(c["hidden_size"]),  # type: ignore[call-overload]
+            "attentionHeads": h,
+            "kvHeads": g,
+            "headDim": int(c.get("kv_channels") or int(c["hidden_size"]) // h),  # type: ignore[call-overload]
+            "ffnSize": int(c["moe_ffn_hidden_size"] if moe else c["ffn_hidden_size"]),  # type: ignore[call-overload]
+        }
+        if published is None:
+            facts["vocabSize"] = int(c["vocab_size"])  # type: ignore[call-overload]
+        if published is None:  # the Ministral 3 classes keep a 32768 default that 'can be extended to 256k'
+            facts["maxContext"] = int(c["seq_length"])  # type: ignore[call-overload]
+        facts["attentionKind"] = attention_kind(h, g)
+        if moe:
+            facts.update(
+                activeParameterCount=active,
+                numExperts=int(c["num_moe_experts"]),  # type: ignore[call-overload]
+                expertsPerToken=int(c["moe_router_topk"]),  # type: ignore[call-overload]
+            )
+            if c.get("moe_shared_expert_intermediate_size"):
+                facts["sharedExperts"] = 1
+        path = f"src/megatron/bridge/models/{file}"
+        url = f"https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/{commit}/{path}"
+        count = (
+            f"the parameter count ({total:,}"
+            + (f", {active:,} active per token" if moe else "")
+            + ") is computed from those fields with scripts/gen_models.py's bridge_parameters (its docstring states "
+            "the formula; a multi-token-prediction layer is not counted)"
+            if published is None
+            else f"the parameter count is the published one ({published[1]}: the language model, without the vision "
+            "encoder); the provider's vocab_size is its base class's default, not this model's, so no vocabulary is stored"
+        )
+        note = (
+            f"Architecture from Megatron-Bridge's provider class {cls} in {path} at {commit[:7]} (the Hugging Face "
+            f"config of {hf}, which its docstring links, in Megatron terms); {count}."
+            + (" Maximum context is seq_length." if published is None else "")
+        )
+        org, name = hf.split("/", 1)
+        out.append(
+            Model(
+                iri=f"{KB}hf/{hf}",
+                classes=["kbq:LargeLanguageModel", "kbq:Model"],
+                label=name,
+                comment=f"{hf}: a {total / 1e9:.2f}B-parameter {'mixture-of-experts ' if moe else ''}decoder-only language "
+                "model published on the Hugging Face Hub.",
+                modality="kb:TextModality",
+                facts=facts,
+                note=note,
+                sources=[url],
+                names=[*short_names(org, name), *names],
+                hf_id=hf,
+            )
+        )
+    return out
+
+
 # --- Turtle ------------------------------------------------------------------------------------------
 
 
@@ -1569,6 +1797,7 @@ def render(models: list[Model], skipped: list[str]) -> str:
         "# GENERATED by scripts/gen_models.py - do not edit by hand; change the script and run it again.",
         "# Models from public collections of configurations (litgpt's config list; mlc-llm's presets; MaxText's",
         "# candle's model presets; KerasHub's preset parameter counts; ollama's GGUF test metadata;",
+        "# Megatron-Bridge's size-specific providers;",
         "# transcribed Hugging Face configs and model YAMLs; timm's ImageNet results and",
         "# benchmark tables), one model per configuration, with the collection file at a commit as source.",
         "# Conventions: kb/README-models.md. Skipped because the hand-written KB already has them:",
@@ -1645,6 +1874,16 @@ def render(models: list[Model], skipped: list[str]) -> str:
         (SAM_PAPER, "Kirillov et al., Segment Anything (arXiv 2304.02643)", "TierPaper", "Meta AI"),
         *(
             (
+                f"https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/{commit}/src/megatron/bridge/models/{file}",
+                f"Megatron-Bridge {file} at {commit[:7]}: model providers with Hugging Face configs in Megatron terms "
+                "(Apache-2.0)",
+                "TierDatabase",
+                "NVIDIA (Megatron-Bridge)",
+            )
+            for commit, file in sorted({(commit, file) for commit, file, _ in BRIDGE_MODELS})
+        ),
+        *(
+            (
                 f"https://github.com/ollama/ollama/blob/{OLLAMA_COMMIT}/{path}",
                 f"ollama {path}: GGUF metadata its converter writes for a checkpoint (MIT)",
                 "TierDatabase",
@@ -1679,6 +1918,7 @@ def main() -> None:
         *marian_models(),
         *transcribed_models(),
         *ollama_models(),
+        *bridge_models(),
         *keras_models(),
         *timm_models(),
     ]

@@ -131,6 +131,8 @@ PUBLISHED_PARAMETERS = {
     # on Mistral Small 3.1's text model) states 23,572,403,200 parameters (keras_hub/src/models/mistral/
     # mistral_presets.py @ 71453d0)
     "mistralai/Mistral-Small-3.1-24B-Instruct-2503": 23_572_403_200,
+    "mistralai/Mistral-Small-24B-Instruct-2501": 23_572_403_200,  # the same language model (Megatron-Bridge)
+    "Qwen/Qwen2-72B": 72_706_203_648,
 }
 
 # Published sizes rounded by their publishers (billions) and the relative tolerance the rounding allows:
@@ -144,7 +146,19 @@ PUBLISHED_ROUNDED = {
     "bigcode/starcoderbase-7b": (7.0, None, 0.06),
     "THUDM/codegeex4-all-9b": (9.4, None, 0.01),
     "deepseek-ai/deepseek-moe-16b-base": (16.4, 2.8, 0.02),
+    # Ministral 3 3B: '3.4B Language Model + 0.4B Vision Encoder' (Megatron-Bridge's Ministral3ModelProvider3B)
+    "mistralai/Ministral-3-3B-Base-2512": (3.4, None, 0.02),
 }
+# GLM-4.5 and GLM-4.5-Air: '355B total / 32B active' and '106B total / 12B active' (Z.ai's model cards); the
+# active counts there leave out the embedding and output head (151552 x width, twice), added back here; the
+# totals include a multi-token-prediction layer not counted here.
+GLM_OUTER = {"zai-org/GLM-4.5": 2 * 151552 * 5120 / 1e9, "zai-org/GLM-4.5-Air": 2 * 151552 * 4096 / 1e9}
+PUBLISHED_ROUNDED.update(
+    {
+        "zai-org/GLM-4.5": (355.0, 32.0 + GLM_OUTER["zai-org/GLM-4.5"], 0.02),
+        "zai-org/GLM-4.5-Air": (106.0, 12.0 + GLM_OUTER["zai-org/GLM-4.5-Air"], 0.02),
+    }
+)
 
 
 def test_marian_translation_models_have_both_stacks() -> None:
@@ -285,6 +299,10 @@ def test_families_added_from_maxtext_are_there(kb) -> None:  # type: ignore[no-u
         "marian fr-en",
         "all-MiniLM-L6-v2",
         "command-r",
+        "glm-4.5-air",
+        "Mistral Small 3",
+        "qwen2 72b",
+        "Ministral 3 8B",
         "bge-small-en-v1.5",
         "multilingual-e5-large",
         "SAM ViT-H",
