@@ -1153,6 +1153,39 @@ TRANSCRIBED: dict[str, dict[str, object]] = {
         "comment": "the language model of Mistral Small 3.1 (a vision-language model): its Pixtral vision encoder "
         "and projector are not counted",
     },
+    "mistralai/Mistral-Nemo-Base-2407": {
+        "source": "https://github.com/kevinstephano/thunder_model_blocks/blob/7327d0fa4d917dd8614cc10ce8b176a54aee1773/"
+        "hf_mistral-nemo/mistral-nemo_lora_model.py",
+        "licence": "no licence stated: only the figures are cited",
+        "where": "mistral_cfg_str, the checkpoint's config.json copied verbatim (_name_or_path "
+        "mistralai/Mistral-Nemo-Base-2407, transformers_version 4.43.3)",
+        "also": "https://github.com/NVIDIA/NeMo/blob/8cfedd7203462cb251a914e700e5605444277561/"
+        "nemo/collections/llm/gpt/model/mistral.py",
+        "also_where": "NVIDIA NeMo's MistralNeMoConfig12B (Apache-2.0) states the same layers, width, heads, "
+        "key-value heads, head size and FFN size",
+        "names": [
+            "Mistral NeMo",
+            "Mistral NeMo 12B",
+            "nemo 12b",
+            "mistral-nemo",
+            "Mistral-Nemo-Instruct-2407",
+            "mistralai/Mistral-Nemo-Instruct-2407",
+        ],
+        "config": {
+            "model_type": "mistral",
+            "head_dim": 128,
+            "hidden_size": 5120,
+            "intermediate_size": 14336,
+            "max_position_embeddings": 128000,
+            "num_attention_heads": 32,
+            "num_hidden_layers": 40,
+            "num_key_value_heads": 8,
+            "tie_word_embeddings": False,
+            "vocab_size": 131072,
+        },
+        "comment": "also the count of the instruct fine-tune Mistral-Nemo-Instruct-2407, which keeps the shapes "
+        "(an alias here)",
+    },
 }
 
 
@@ -1162,7 +1195,11 @@ def transcribed_models() -> list[Model]:
         c = dict(entry["config"])  # type: ignore[call-overload]
         c["model_type"] = "yi"  # the LLaMA layout: extra_parameters' 'yi' formula (untied head)
         what = f"{entry['where']} in {entry['source']} ({entry['licence']})"
+        if entry.get("also"):
+            what += f"; {entry['also_where']}, {entry['also']}"
         m = extra_model(c, hf, hf.split("/", 1)[1], f"{KB}hf/{hf}", what, str(entry["source"]))
+        if entry.get("also"):
+            m.sources.append(str(entry["also"]))
         m.note = m.note.replace("(model_type yi)", "(model_type mistral, counted as the LLaMA layout)") + (
             f" The count is {entry['comment']}." if entry.get("comment") else ""
         )
@@ -1856,11 +1893,22 @@ def render(models: list[Model], skipped: list[str]) -> str:
             (
                 str(e["source"]),
                 f"{str(e['source']).split('/blob/')[0].removeprefix('https://github.com/')} "
-                f"{str(e['source']).split('/', 7)[-1]}: a model's config.json copied in a test ({e['licence']})",
+                f"{str(e['source']).split('/', 7)[-1]}: a model's config.json copied in code ({e['licence']})",
                 "TierDatabase",
                 str(e["source"]).split("/")[3],
             )
             for e in TRANSCRIBED.values()
+        ),
+        *(
+            (
+                str(e["also"]),
+                f"{str(e['also']).split('/blob/')[0].removeprefix('https://github.com/')} "
+                f"{str(e['also']).split('/', 7)[-1]}: model configurations (Apache-2.0)",
+                "TierDatabase",
+                str(e["also"]).split("/")[3],
+            )
+            for e in TRANSCRIBED.values()
+            if e.get("also")
         ),
         *(
             (

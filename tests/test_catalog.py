@@ -133,6 +133,8 @@ PUBLISHED_PARAMETERS = {
     "mistralai/Mistral-Small-3.1-24B-Instruct-2503": 23_572_403_200,
     "mistralai/Mistral-Small-24B-Instruct-2501": 23_572_403_200,  # the same language model (Megatron-Bridge)
     "Qwen/Qwen2-72B": 72_706_203_648,
+    # Mistral NeMo: the shapes NVIDIA NeMo's MistralNeMoConfig12B states with the vocabulary of its verbatim config
+    "mistralai/Mistral-Nemo-Base-2407": 12_247_782_400,
 }
 
 # Published sizes rounded by their publishers (billions) and the relative tolerance the rounding allows:
@@ -299,6 +301,8 @@ def test_families_added_from_maxtext_are_there(kb) -> None:  # type: ignore[no-u
         "marian fr-en",
         "all-MiniLM-L6-v2",
         "command-r",
+        "mistral nemo 12b",
+        "nemo 12b",
         "glm-4.5-air",
         "Mistral Small 3",
         "qwen2 72b",
