@@ -928,7 +928,12 @@ def extra_parameters(c: dict[str, object]) -> tuple[int, int]:
     without bias, MLP 3*d*f; final norm d; head tied (the config class's default). deepseek (DeepSeekMoE):
     embedding; per layer two RMSNorms and q/k/v/o; the first first_k_dense_replace layers an MLP 3*d*f,
     the others a router d*E, E experts and n_shared shared experts of 3*d*f_e (active: top-k routed);
-    final norm; output head d*V.
+    final norm; output head d*V. qwen2 (Qwen1.5) and llama (Mistral family, Minitron): the LLaMA layout
+    (q/k/v biases for qwen2), output head d*V unless tie_word_embeddings. phimoe (Phi-3.5-MoE): per layer
+    two LayerNorms 2*2d, q/k/v/o with biases, a router d*E and E experts of 3*d*f_e (active: top-k); final
+    LayerNorm 2d; output head d*V with its bias V. opt: token V*d and learned positions
+    (max_position_embeddings + 2)*d (OPT's offset of 2); per layer q/k/v/o 4*(d*d + d), two LayerNorms
+    2*2d, FFN d*f + f + f*d + d; final LayerNorm 2d; head tied to the token embedding.
     """
     kind = str(c["model_type"])
     v, d, n = int(c["vocab_size"]), int(c["hidden_size"]), int(c["num_hidden_layers"])
@@ -958,6 +963,19 @@ def extra_parameters(c: dict[str, object]) -> tuple[int, int]:
         outer = v * d + d + d * v
         total = outer + n * (base + e * 3 * d * fe)
         active = outer + n * (base + top * 3 * d * fe)
+    elif kind in ("qwen2", "llama"):
+        bias = (h * k + 2 * g * k) if kind == "qwen2" else 0
+        head = 0 if c.get("tie_word_embeddings") else d * v
+        total = active = v * d + n * (2 * d + q_kv + bias + h * k * d + 3 * d * f) + d + head
+    elif kind == "phimoe":
+        e, top, fe = int(c["num_experts"]), int(c["num_experts_per_tok"]), int(c["moe_intermediate_size"])
+        base = 4 * d + q_kv + (h * k + 2 * g * k) + h * k * d + d + d * e
+        outer = v * d + 2 * d + d * v + v
+        total = outer + n * (base + e * 3 * d * fe)
+        active = outer + n * (base + top * 3 * d * fe)
+    elif kind == "opt":
+        layer = 4 * (d * d + d) + 2 * d + 2 * d * f + f + d + 2 * d
+        total = active = v * d + (int(c["max_position_embeddings"]) + 2) * d + n * layer + 2 * d
     elif kind == "cohere":
         head = 0 if c.get("tie_word_embeddings", True) else d * v
         total = active = v * d + n * (d + q_kv + h * k * d + 3 * d * f) + d + head
@@ -984,7 +1002,7 @@ def extra_model(c: dict[str, object], hf: str, label: str, iri: str, what: str, 
     kind = str(c["model_type"])
     h = int(c["num_attention_heads"])
     g = int(c.get("num_key_value_heads") or h)
-    moe = kind in ("qwen2_moe", "deepseek")
+    moe = kind in ("qwen2_moe", "deepseek", "phimoe")
     facts: dict[str, object] = {
         "parameterCount": total,
         "numLayers": int(c["num_hidden_layers"]),
@@ -1775,6 +1793,105 @@ def bridge_models() -> list[Model]:
     return out
 
 
+# --- LLMs from GenZ-LLM-Analyzer's model sets (Hugging Face configs transcribed by hand) ----------------
+
+GENZ_GIT = Path("/work/.mirror/abhibambhaniya+GenZ-LLM-Analyzer/repo")
+GENZ_COMMIT = "091bdd0a2777dfe4d405a8fcdd91c8f12b474bf3"
+# GenZ (MIT) transcribes each model's config.json into a ModelConfig(...) under a comment linking it. Its
+# transcriptions carry slips (OPT-13B's width is written 5140, Qwen1.5-MoE's layers 40), so only entries
+# whose computed count matches the publisher's are used (tests/test_catalog.py checks them), and the
+# formula's layout comes from the model type, named here: (file, variable) -> (Hub id, model type, names).
+# The model types' layouts: qwen2 (LLaMA with q/k/v biases, separate output head: Qwen1.5), llama
+# (Mistral family and Minitron: separate output head), chatglm (GLM-4), phimoe (Phi-3.5-MoE), opt.
+GENZ_MODELS: dict[tuple[str, str], tuple[str, str, list[str]]] = {
+    **{
+        ("alibaba.py", f"qwen1_5_{size.replace('.', '_').lower()}_config"): (
+            f"Qwen/Qwen1.5-{size}",
+            "qwen2",
+            [f"qwen1.5 {size.lower()}", f"qwen1.5-{size.lower()}-chat", f"Qwen/Qwen1.5-{size}-Chat"],
+        )
+        # 32B and 110B are left out: GenZ writes 64 heads (the checkpoint has 40) and 64 key-value heads (8),
+        # and their counts miss the published 32.5B and 111B
+        for size in ("0.5B", "1.8B", "4B", "7B", "14B", "72B")
+    },
+    ("mistral.py", "ministral_8b_config"): ("mistralai/Ministral-8B-Instruct-2410", "llama", ["Ministral 8B", "ministral-8b"]),
+    ("mistral.py", "mistral_small_config"): (
+        "mistralai/Mistral-Small-Instruct-2409",
+        "llama",
+        ["Mistral Small 22B", "mistral small 2409", "mistral-small-22b"],
+    ),
+    ("mistral.py", "mistral_large_config"): (
+        "mistralai/Mistral-Large-Instruct-2407",
+        "llama",
+        ["Mistral Large 2", "Mistral Large 123B", "mistral large 2407"],
+    ),
+    ("nvidia.py", "minitron_8b_config"): ("nvidia/Mistral-NeMo-Minitron-8B-Base", "llama", ["Minitron 8B"]),
+    ("misc.py", "glm_9b_config"): ("THUDM/glm-4-9b-chat", "chatglm", ["GLM-4 9B", "glm4 9b", "glm-4-9b"]),
+    ("microsoft.py", "phi3moe_config"): ("microsoft/Phi-3.5-MoE-instruct", "phimoe", ["Phi-3.5-MoE", "phi 3.5 moe"]),
+    **{
+        ("meta.py", var): (f"facebook/opt-{size}", "opt", [f"opt {size}", f"OPT-{size.upper()}"])
+        for var, size in (
+            ("opt_125m_config", "125m"),
+            ("opt_1b_config", "1.3b"),
+            ("opt_7b_config", "6.7b"),
+            ("opt_30b_config", "30b"),
+            ("opt_66b_config", "66b"),
+        )
+    },
+}
+GENZ_KEYS = {
+    "num_decoder_layers": "num_hidden_layers",
+    "max_model_len": "max_position_embeddings",
+    "expert_top_k": "num_experts_per_tok",
+}
+
+
+def load_genz(file: str) -> dict[str, tuple[dict[str, object], str | None]]:
+    """Each `name = ModelConfig(...)` of a GenZ model-set file: its literal keyword arguments (renamed to
+    config.json keys) and the config.json URL in the comment line above it."""
+    import ast
+
+    text = git_show(GENZ_GIT, GENZ_COMMIT, f"GenZ/Models/Model_sets/{file}")
+    lines = text.splitlines()
+    out: dict[str, tuple[dict[str, object], str | None]] = {}
+    for node in ast.parse(text).body:
+        if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
+            continue
+        if getattr(node.value.func, "id", None) != "ModelConfig" or not isinstance(node.targets[0], ast.Name):
+            continue
+        c: dict[str, object] = {}
+        for kw in node.value.keywords:
+            value = _bridge_value(kw.value)  # literals and products such as 4*768 or 32*1024
+            if value is not None:
+                c[GENZ_KEYS.get(str(kw.arg), str(kw.arg))] = value
+        above = lines[node.lineno - 2].strip()
+        url = above[2:] if above.startswith("# https://") else None
+        out[node.targets[0].id] = (c, url)
+    return out
+
+
+def genz_models() -> list[Model]:
+    out = []
+    files: dict[str, dict[str, tuple[dict[str, object], str | None]]] = {}
+    for (file, var), (hf, kind, names) in GENZ_MODELS.items():
+        if file not in files:
+            files[file] = load_genz(file)
+        c, config_url = files[file][var]
+        c = dict(c)
+        c["model_type"] = kind
+        if "num_key_value_heads" not in c:  # GenZ leaves it out for multi-head attention models (OPT)
+            c["num_key_value_heads"] = c["num_attention_heads"]
+        if kind == "phimoe":
+            c["moe_intermediate_size"] = c["intermediate_size"]
+        path = f"GenZ/Models/Model_sets/{file}"
+        url = f"https://github.com/abhibambhaniya/GenZ-LLM-Analyzer/blob/{GENZ_COMMIT}/{path}"
+        what = f"GenZ-LLM-Analyzer's transcription {var} in {path} (MIT) of {config_url or 'the checkpoint config'}"
+        m = extra_model(c, hf, hf.split("/", 1)[1], f"{KB}hf/{hf}", what, url)
+        m.names += names
+        out.append(m)
+    return out
+
+
 # --- Turtle ------------------------------------------------------------------------------------------
 
 
@@ -1834,7 +1951,7 @@ def render(models: list[Model], skipped: list[str]) -> str:
         "# GENERATED by scripts/gen_models.py - do not edit by hand; change the script and run it again.",
         "# Models from public collections of configurations (litgpt's config list; mlc-llm's presets; MaxText's",
         "# candle's model presets; KerasHub's preset parameter counts; ollama's GGUF test metadata;",
-        "# Megatron-Bridge's size-specific providers;",
+        "# Megatron-Bridge's size-specific providers; GenZ-LLM-Analyzer's transcribed configs;",
         "# transcribed Hugging Face configs and model YAMLs; timm's ImageNet results and",
         "# benchmark tables), one model per configuration, with the collection file at a commit as source.",
         "# Conventions: kb/README-models.md. Skipped because the hand-written KB already has them:",
@@ -1922,6 +2039,15 @@ def render(models: list[Model], skipped: list[str]) -> str:
         (SAM_PAPER, "Kirillov et al., Segment Anything (arXiv 2304.02643)", "TierPaper", "Meta AI"),
         *(
             (
+                f"https://github.com/abhibambhaniya/GenZ-LLM-Analyzer/blob/{GENZ_COMMIT}/GenZ/Models/Model_sets/{file}",
+                f"GenZ-LLM-Analyzer Model_sets/{file}: Hugging Face configs transcribed by hand (MIT)",
+                "TierDatabase",
+                "GenZ-LLM-Analyzer",
+            )
+            for file in sorted({file for file, _ in GENZ_MODELS})
+        ),
+        *(
+            (
                 f"https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/{commit}/src/megatron/bridge/models/{file}",
                 f"Megatron-Bridge {file} at {commit[:7]}: model providers with Hugging Face configs in Megatron terms "
                 "(Apache-2.0)",
@@ -1967,6 +2093,7 @@ def main() -> None:
         *transcribed_models(),
         *ollama_models(),
         *bridge_models(),
+        *genz_models(),
         *keras_models(),
         *timm_models(),
     ]

@@ -151,6 +151,46 @@ PUBLISHED_ROUNDED = {
     # Ministral 3 3B: '3.4B Language Model + 0.4B Vision Encoder' (Megatron-Bridge's Ministral3ModelProvider3B)
     "mistralai/Ministral-3-3B-Base-2512": (3.4, None, 0.02),
 }
+# GenZ-LLM-Analyzer transcriptions, checked against the publishers' rounded sizes: Phi-3.5-MoE '42B total,
+# 6.6B active' (its model card), Mistral Small 2409 '22B', Mistral Large 2 '123B', Ministral 8B '8B' (Mistral AI's
+# announcements), GLM-4-9B '9B' (9.4B, the same shapes as CodeGeeX4-ALL-9B above), OPT '125M' .. '66B' (the OPT
+# paper, Table 1), Qwen1.5 0.5B .. 72B (the Qwen1.5 release: the names' sizes; the 0.5B has 0.62B with its
+# untied 152K-row head), Minitron 8B.
+PUBLISHED_ROUNDED.update(
+    {
+        "microsoft/Phi-3.5-MoE-instruct": (41.9, 6.6, 0.01),
+        "mistralai/Mistral-Small-Instruct-2409": (22.2, None, 0.01),
+        "mistralai/Ministral-8B-Instruct-2410": (8.0, None, 0.01),
+        "THUDM/glm-4-9b-chat": (9.4, None, 0.01),
+        "nvidia/Mistral-NeMo-Minitron-8B-Base": (8.4, None, 0.01),
+        "facebook/opt-125m": (0.125, None, 0.01),
+        "facebook/opt-1.3b": (1.3, None, 0.02),
+        "facebook/opt-6.7b": (6.7, None, 0.01),
+        "facebook/opt-30b": (30.0, None, 0.01),
+        "facebook/opt-66b": (66.0, None, 0.01),
+        "Qwen/Qwen1.5-7B": (7.7, None, 0.01),
+        "Qwen/Qwen1.5-72B": (72.3, None, 0.01),
+    }
+)
+# metaseq's launcher table (facebookresearch/metaseq metaseq/launcher/opt_job_constants.py @ 0580bd7, MIT):
+# OPT size -> (layers, width, heads), independent of GenZ's transcription of the Hugging Face configs.
+METASEQ_OPT = {
+    "125m": (12, 768, 12),
+    "1.3b": (24, 2048, 32),
+    "6.7b": (32, 4096, 32),
+    "30b": (48, 7168, 56),
+    "66b": (64, 9216, 72),
+}
+
+
+def test_opt_shapes_agree_with_metaseq() -> None:
+    g = _graph(GENERATED_MODELS)
+    by_id = {str(o): s for s, o in g.subject_objects(KBQ.huggingFaceId)}
+    for size, shape in METASEQ_OPT.items():
+        m = by_id[f"facebook/opt-{size}"]
+        assert (int(g.value(m, KBQ.numLayers)), int(g.value(m, KBQ.hiddenSize)), int(g.value(m, KBQ.attentionHeads))) == shape
+
+
 # GLM-4.5 and GLM-4.5-Air: '355B total / 32B active' and '106B total / 12B active' (Z.ai's model cards); the
 # active counts there leave out the embedding and output head (151552 x width, twice), added back here; the
 # totals include a multi-token-prediction layer not counted here.
@@ -301,6 +341,11 @@ def test_families_added_from_maxtext_are_there(kb) -> None:  # type: ignore[no-u
         "marian fr-en",
         "all-MiniLM-L6-v2",
         "command-r",
+        "qwen1.5-7b-chat",
+        "Phi-3.5-MoE",
+        "opt 6.7b",
+        "glm-4-9b",
+        "Ministral 8B",
         "mistral nemo 12b",
         "nemo 12b",
         "glm-4.5-air",
