@@ -135,6 +135,8 @@ PUBLISHED_PARAMETERS = {
     "Qwen/Qwen2-72B": 72_706_203_648,
     # Mistral NeMo: the shapes NVIDIA NeMo's MistralNeMoConfig12B states with the vocabulary of its verbatim config
     "mistralai/Mistral-Nemo-Base-2407": 12_247_782_400,
+    # BLOOM-560M: KerasHub's bloom_560m_multi preset (keras_hub/src/models/bloom/bloom_presets.py @ 71453d0)
+    "bigscience/bloom-560m": 559_214_592,
 }
 
 # Published sizes rounded by their publishers (billions) and the relative tolerance the rounding allows:
@@ -170,6 +172,11 @@ PUBLISHED_ROUNDED.update(
         "facebook/opt-66b": (66.0, None, 0.01),
         "Qwen/Qwen1.5-7B": (7.7, None, 0.01),
         "Qwen/Qwen1.5-72B": (72.3, None, 0.01),
+        # BLOOM 7.1B and GPT-Neo 125M / 1.3B / 2.7B (BigScience's and EleutherAI's model names)
+        "bigscience/bloom-7b1": (7.1, None, 0.01),
+        "EleutherAI/gpt-neo-125m": (0.125, None, 0.01),
+        "EleutherAI/gpt-neo-1.3B": (1.3, None, 0.02),
+        "EleutherAI/gpt-neo-2.7B": (2.7, None, 0.02),
     }
 )
 # metaseq's launcher table (facebookresearch/metaseq metaseq/launcher/opt_job_constants.py @ 0580bd7, MIT):
@@ -341,6 +348,7 @@ def test_families_added_from_maxtext_are_there(kb) -> None:  # type: ignore[no-u
         "marian fr-en",
         "all-MiniLM-L6-v2",
         "command-r",
+        "bloom 7b1",
         "qwen1.5-7b-chat",
         "Phi-3.5-MoE",
         "opt 6.7b",
