@@ -1976,6 +1976,137 @@ def llma_models() -> list[Model]:
     return out
 
 
+# --- Gemma 4 from MaxText's model configs, with KerasHub's published counts ------------------------------
+
+# MaxText model YAML -> (HF_IDS Hub id, the hf_model_configs.py variable holding its layer_types, KerasHub
+# preset with the published count, active count or None, other names). The parameter counts are the
+# published ones (KerasHub's preset metadata): the architecture (per-layer embeddings of the E models,
+# shared key/value projections of the global layers, a dense MLP beside the experts) needs formulas not
+# written here.
+GEMMA4: dict[str, tuple[str, str, str, float | None, list[str]]] = {
+    "gemma4-31b": ("google/gemma-4-31b-it", "gemma4_31b_dict", "gemma4_instruct_31b", None, ["Gemma 4 31B", "gemma4 31b"]),
+    "gemma4-26b": ("google/gemma-4-26b-a4b-it", "gemma4_26b_dict", "gemma4_instruct_26b_a4b", 4e9, ["Gemma 4 26B"]),
+    "gemma4-e4b": ("google/gemma-4-E4B-it", "gemma4_e4b_dict", "gemma4_instruct_4b", None, ["Gemma 4 E4B", "gemma4 e4b"]),
+    "gemma4-e2b": ("google/gemma-4-E2B-it", "gemma4_e2b_dict", "gemma4_instruct_2b", None, ["Gemma 4 E2B", "gemma4 e2b"]),
+}
+
+
+def maxtext_gemma4_text_configs() -> dict[str, dict[str, object]]:
+    """The text_config entries of MaxText's Gemma 4 transcriptions (layer_types, max_position_embeddings),
+    following `b = a.copy()` and `b["text_config"].update({...})` statements; list products such as
+    [...] * 5 are evaluated, nothing is executed."""
+    import ast
+
+    tree = ast.parse(git_show(MAXTEXT_GIT, MAXTEXT_COMMIT, MAXTEXT_HF_CONFIGS))
+    text: dict[str, dict[str, object]] = {}
+
+    def read(d: ast.Dict) -> dict[str, object]:
+        return {
+            str(ast.literal_eval(k)): _bridge_value(v)
+            for k, v in zip(d.keys, d.values, strict=True)
+            if k is not None and ast.literal_eval(k) in ("layer_types", "max_position_embeddings", "sliding_window")
+        }
+
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name) and node.targets[0].id.startswith("gemma4"):
+            name, value = node.targets[0].id, node.value
+            if isinstance(value, ast.Dict):
+                for k, v in zip(value.keys, value.values, strict=True):
+                    if k is not None and ast.literal_eval(k) == "text_config" and isinstance(v, ast.Dict):
+                        text[name] = read(v)
+            elif isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "copy":
+                source = value.func.value
+                if isinstance(source, ast.Name) and source.id in text:
+                    text[name] = dict(text[source.id])
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            func = node.value.func
+            if isinstance(func, ast.Attribute) and func.attr == "update" and isinstance(func.value, ast.Subscript):
+                target = func.value.value
+                if isinstance(target, ast.Name) and target.id in text and node.value.args:
+                    arg = node.value.args[0]
+                    if isinstance(arg, ast.Dict):
+                        text[target.id].update(read(arg))
+    return text
+
+
+def gemma4_models() -> list[Model]:
+    import yaml
+
+    text = maxtext_gemma4_text_configs()
+    keras = load_keras_presets("gemma4")
+    keras_url = f"https://github.com/keras-team/keras-hub/blob/{KERAS_COMMIT}/keras_hub/src/models/gemma4/gemma4_presets.py"
+    out = []
+    for stem, (hf, var, preset, active, names) in GEMMA4.items():
+        path = f"src/maxtext/configs/models/{stem}.yml"
+        raw = yaml.safe_load(git_show(MAXTEXT_GIT, MAXTEXT_COMMIT, path))
+        meta = keras[preset]["metadata"]
+        assert isinstance(meta, dict)
+        params = float(meta["params"])
+        layer_types = text[var]["layer_types"]
+        assert isinstance(layer_types, list) and len(layer_types) == raw["base_num_decoder_layers"]
+        heads, kv = int(raw["base_num_query_heads"]), int(raw["base_num_kv_heads"])
+        facts: dict[str, object] = {
+            "parameterCount": params,
+            "numLayers": int(raw["base_num_decoder_layers"]),
+            "hiddenSize": int(raw["base_emb_dim"]),
+            "attentionHeads": heads,
+            "kvHeads": kv,
+            "headDim": int(raw["head_dim"]),
+            "ffnSize": int(raw.get("base_moe_mlp_dim") or raw["base_mlp_dim"]),
+            "vocabSize": int(raw["vocab_size"]),
+            "maxContext": int(text[var]["max_position_embeddings"]),  # type: ignore[call-overload]
+            "attentionKind": attention_kind(heads, kv),
+            "slidingWindow": int(raw["sliding_window_size"]),
+            "slidingWindowLayers": sum(1 for t in layer_types if t == "sliding_attention"),
+        }
+        if raw.get("num_experts"):
+            facts.update(
+                activeParameterCount=active,
+                numExperts=int(raw["num_experts"]),
+                expertsPerToken=int(raw["num_experts_per_tok"]),
+                sharedExperts=int(raw.get("shared_experts") or 0),
+            )
+        description = " ".join(str(meta.get("description", "")).split())
+        note = (
+            f"Architecture from MaxText's model config {path} (layers, width, heads, sliding-window key-value heads "
+            f"and head size, FFN size, vocabulary, window) and the layer_types and max_position_embeddings of its "
+            f"Hugging Face config transcription {var} in {MAXTEXT_HF_CONFIGS}; the parameter count is KerasHub's "
+            f"published one for preset {preset} ('{description[:160]}'). The global layers use "
+            f"{raw.get('global_num_kv_heads') or kv} key-value heads of size {raw['global_head_dim']} with keys "
+            "and values shared (share_kv_projections), so a KV-cache estimate from the sliding layers' heads "
+            "overstates theirs"
+            + (
+                f"; {raw['num_kv_shared_layers']} layers reuse earlier layers' caches"
+                if raw.get("num_kv_shared_layers")
+                else ""
+            )
+            + "."
+        )
+        org, name = hf.split("/", 1)
+        out.append(
+            Model(
+                iri=f"{KB}hf/{hf}",
+                classes=["kbq:LargeLanguageModel", "kbq:Model"],
+                label=name,
+                comment=f"{hf}: Gemma 4, {params / 1e9:.1f}B parameters, a "
+                + ("mixture-of-experts " if raw.get("num_experts") else "")
+                + "decoder-only model with a vision encoder, published on the Hugging Face Hub.",
+                modality="kb:TextModality",
+                facts=facts,
+                note=note,
+                sources=[
+                    f"https://github.com/AI-Hypercomputer/maxtext/blob/{MAXTEXT_COMMIT}/{path}",
+                    MAXTEXT_HF_CONFIGS_URL,
+                    MAXTEXT_IDS_URL,
+                    keras_url,
+                ],
+                names=[*short_names(org, name), *names],
+                hf_id=hf,
+            )
+        )
+    return out
+
+
 # --- Turtle ------------------------------------------------------------------------------------------
 
 
@@ -2123,6 +2254,21 @@ def render(models: list[Model], skipped: list[str]) -> str:
         (SAM_PAPER, "Kirillov et al., Segment Anything (arXiv 2304.02643)", "TierPaper", "Meta AI"),
         *(
             (
+                f"https://github.com/AI-Hypercomputer/maxtext/blob/{MAXTEXT_COMMIT}/src/maxtext/configs/models/{stem}.yml",
+                f"MaxText model config {stem}.yml (Apache-2.0)",
+                "TierDatabase",
+                "Google (MaxText)",
+            )
+            for stem in GEMMA4
+        ),
+        (
+            f"https://github.com/keras-team/keras-hub/blob/{KERAS_COMMIT}/keras_hub/src/models/gemma4/gemma4_presets.py",
+            "KerasHub gemma4_presets.py: preset metadata with each checkpoint's parameter count (Apache-2.0)",
+            "TierDatabase",
+            "Keras team (KerasHub)",
+        ),
+        *(
+            (
                 f"https://github.com/cli99/llm-analysis/blob/{LLMA_COMMIT}/llm_analysis/model_configs/{stem}.json",
                 f"llm-analysis model_configs/{stem}.json: a checkpoint's shapes (Apache-2.0)",
                 "TierDatabase",
@@ -2188,6 +2334,7 @@ def main() -> None:
         *bridge_models(),
         *genz_models(),
         *llma_models(),
+        *gemma4_models(),
         *keras_models(),
         *timm_models(),
     ]

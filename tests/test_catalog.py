@@ -190,6 +190,17 @@ METASEQ_OPT = {
 }
 
 
+def test_gemma4_layer_pattern_matches_the_yaml_layers() -> None:
+    """Gemma 4: the sliding-window layer count comes from the transcribed layer_types (5 sliding : 1 global for
+    31B / 26B, 4 : 1 for E2B), whose length gen_models checks against the YAML's layer count."""
+    g = _graph(GENERATED_MODELS)
+    by_id = {str(o): s for s, o in g.subject_objects(KBQ.huggingFaceId)}
+    expected = {"google/gemma-4-31b-it": (60, 50), "google/gemma-4-26b-a4b-it": (30, 25), "google/gemma-4-E2B-it": (35, 28)}
+    for hf_id, (layers, sliding) in expected.items():
+        m = by_id[hf_id]
+        assert (int(g.value(m, KBQ.numLayers)), int(g.value(m, KBQ.slidingWindowLayers))) == (layers, sliding)
+
+
 def test_opt_shapes_agree_with_metaseq() -> None:
     g = _graph(GENERATED_MODELS)
     by_id = {str(o): s for s, o in g.subject_objects(KBQ.huggingFaceId)}
@@ -348,6 +359,8 @@ def test_families_added_from_maxtext_are_there(kb) -> None:  # type: ignore[no-u
         "marian fr-en",
         "all-MiniLM-L6-v2",
         "command-r",
+        "Gemma 4 31B",
+        "google/gemma-4-26b-a4b-it",
         "bloom 7b1",
         "qwen1.5-7b-chat",
         "Phi-3.5-MoE",
