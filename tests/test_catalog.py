@@ -201,6 +201,35 @@ def test_gemma4_layer_pattern_matches_the_yaml_layers() -> None:
         assert (int(g.value(m, KBQ.numLayers)), int(g.value(m, KBQ.slidingWindowLayers))) == (layers, sliding)
 
 
+@pytest.mark.parametrize(
+    ("pattern", "least"),
+    [
+        ("^Qwen/Qwen1.5-", 7),  # six dense sizes and the MoE
+        ("^facebook/opt-", 5),
+        ("^bigscience/bloom", 4),
+        ("^01-ai/Yi-", 2),
+        ("^bigcode/starcoder", 5),
+        ("^mistralai/(Mistral-Nemo|Mistral-Small|Ministral|Mistral-Large)", 8),
+        ("^(THUDM/glm-4|THUDM/codegeex4|zai-org/GLM-4.5)", 4),
+        ("^CohereForAI/", 2),
+        ("^google/gemma-4-", 4),
+        ("^Helsinki-NLP/opus-mt-", 7),
+    ],
+)
+def test_the_second_round_families_are_there(kb, pattern: str, least: int) -> None:  # type: ignore[no-untyped-def]
+    query = (
+        "SELECT (COUNT(DISTINCT ?m) AS ?n) WHERE { ?m a kbq:Model ; kbq:parameterCount ?p ; kbq:numLayers ?l ; "
+        f'kbq:huggingFaceId ?id FILTER(REGEX(?id, "{pattern}")) }}'
+    )
+    assert _count(kb, query) >= least
+
+
+def test_embedding_and_segmentation_models_are_there(kb) -> None:  # type: ignore[no-untyped-def]
+    labels = {str(row[0]) for row in _rows(kb, "SELECT ?l WHERE { ?m a kbq:Model ; kbq:parameterCount ?p ; rdfs:label ?l }")}
+    for name in ("all-MiniLM-L6-v2", "bge-large-en-v1.5", "multilingual-e5-large", "bge-m3", "SAM ViT-B", "SAM ViT-H"):
+        assert name in labels, name
+
+
 def test_opt_shapes_agree_with_metaseq() -> None:
     g = _graph(GENERATED_MODELS)
     by_id = {str(o): s for s, o in g.subject_objects(KBQ.huggingFaceId)}
