@@ -1662,10 +1662,12 @@ def load_bridge_class(commit: str, file: str, cls: str) -> dict[str, object]:
     return resolve(cls)
 
 
-def _bridge_classes(commit: str, file: str) -> dict[str, tuple[list[str], dict[str, object]]]:
+def _bridge_classes(
+    commit: str, file: str, repo: Path = BRIDGE_GIT, prefix: str = "src/megatron/bridge/models/"
+) -> dict[str, tuple[list[str], dict[str, object]]]:
     import ast
 
-    tree = ast.parse(git_show(BRIDGE_GIT, commit, f"src/megatron/bridge/models/{file}"))
+    tree = ast.parse(git_show(repo, commit, f"{prefix}{file}"))
     out: dict[str, tuple[list[str], dict[str, object]]] = {}
     for node in tree.body:
         if isinstance(node, ast.ClassDef):
@@ -2107,6 +2109,67 @@ def gemma4_models() -> list[Model]:
     return out
 
 
+# --- StarCoder2 3B / 15B: NVIDIA NeMo's configs, the Transformers page's sizes ----------------------------
+
+NEMO_GIT = Path("/work/.mirror/NVIDIA+NeMo/repo")
+NEMO_COMMIT = "8cfedd7203462cb251a914e700e5605444277561"
+STARCODER2_DOC_URL = (
+    "https://github.com/huggingface/transformers/blob/056d8485949e05a9790d047a7a68793ebbf1d017/docs/source/en/model_doc/starcoder2.md"
+)
+# NeMo config class -> (Hub id, the published size in billions). NeMo's StarCoder2 configs give the shapes
+# but not the vocabulary or the embedding tying, so the count is the publisher's rounded size (Transformers'
+# StarCoder2 page: 'comes in 3 different sizes with 3B, 7B and 15B parameters', 'a context window of
+# 16,384 tokens with a sliding window attention of 4,096 tokens').
+NEMO_STARCODER2 = {"Starcoder2Config3B": ("bigcode/starcoder2-3b", 3.0), "Starcoder2Config15B": ("bigcode/starcoder2-15b", 15.0)}
+
+
+def nemo_starcoder2_models() -> list[Model]:
+    classes = _bridge_classes(NEMO_COMMIT, "starcoder2.py", NEMO_GIT, "nemo/collections/llm/gpt/model/")
+    path = "nemo/collections/llm/gpt/model/starcoder2.py"
+    url = f"https://github.com/NVIDIA/NeMo/blob/{NEMO_COMMIT}/{path}"
+    out = []
+    for cls, (hf, billions) in NEMO_STARCODER2.items():
+        c: dict[str, object] = {}
+        for name in (*classes[cls][0], cls):
+            c.update(classes[name][1] if name in classes else {})
+        h, g = int(c["num_attention_heads"]), int(c["num_query_groups"])  # type: ignore[call-overload]
+        d = int(c["hidden_size"])  # type: ignore[call-overload]
+        facts: dict[str, object] = {
+            "parameterCount": billions * 1e9,
+            "numLayers": int(c["num_layers"]),  # type: ignore[call-overload]
+            "hiddenSize": d,
+            "attentionHeads": h,
+            "kvHeads": g,
+            "headDim": d // h,
+            "ffnSize": int(c["ffn_hidden_size"]),  # type: ignore[call-overload]
+            "maxContext": 16384,
+            "attentionKind": attention_kind(h, g),
+            "slidingWindow": 4096,
+            "slidingWindowLayers": int(c["num_layers"]),  # type: ignore[call-overload]
+        }
+        org, name = hf.split("/", 1)
+        out.append(
+            Model(
+                iri=f"{KB}hf/{hf}",
+                classes=["kbq:LargeLanguageModel", "kbq:Model"],
+                label=name,
+                comment=f"{hf}: a {billions:.0f}B-parameter code language model published on the Hugging Face Hub.",
+                modality="kb:TextModality",
+                facts=facts,
+                note=(
+                    f"Layers, width, heads, key-value groups and FFN size from NVIDIA NeMo's {cls} in {path} (Apache-2.0); "
+                    "the head size is width / heads. The parameter count is the published rounded size, and the context "
+                    "(16,384) and sliding window (4,096, every layer) are stated on Transformers' StarCoder2 page; NeMo "
+                    "gives no vocabulary, so none is stored."
+                ),
+                sources=[url, STARCODER2_DOC_URL],
+                names=[*short_names(org, name), f"StarCoder2 {billions:.0f}B"],
+                hf_id=hf,
+            )
+        )
+    return out
+
+
 # --- Turtle ------------------------------------------------------------------------------------------
 
 
@@ -2252,6 +2315,13 @@ def render(models: list[Model], skipped: list[str]) -> str:
             for family in KERAS_PRESETS
         ),
         (SAM_PAPER, "Kirillov et al., Segment Anything (arXiv 2304.02643)", "TierPaper", "Meta AI"),
+        (
+            f"https://github.com/NVIDIA/NeMo/blob/{NEMO_COMMIT}/nemo/collections/llm/gpt/model/starcoder2.py",
+            "NVIDIA/NeMo nemo/collections/llm/gpt/model/starcoder2.py: StarCoder2 model configurations (Apache-2.0)",
+            "TierDatabase",
+            "NVIDIA",
+        ),
+        (STARCODER2_DOC_URL, "Hugging Face Transformers model page: StarCoder2", "TierReported", "Hugging Face"),
         *(
             (
                 f"https://github.com/AI-Hypercomputer/maxtext/blob/{MAXTEXT_COMMIT}/src/maxtext/configs/models/{stem}.yml",
@@ -2335,6 +2405,7 @@ def main() -> None:
         *genz_models(),
         *llma_models(),
         *gemma4_models(),
+        *nemo_starcoder2_models(),
         *keras_models(),
         *timm_models(),
     ]
