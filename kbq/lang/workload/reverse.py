@@ -71,7 +71,7 @@ def fitting_models(ctx: Context, clauses: tuple[ast.Clause, ...], hardware: ast.
             rows.append([str(label), round(float(str(params)) / 1e9, 2), est.format.label, round(need or 0.0, 2), word])
     hardware_text = f"{count} x {gpu.label}" if count > 1 else gpu.label
     if not rows:
-        raise QueryError(f"no model in the KB fits on {hardware_text} ({gpu.memory:g} GB per card)")
+        raise QueryError(f"no model in the KB fits on {hardware_text} ({gpu.memory:.1f} GB per card)")
     if largest:
         fits = [r for r in rows if r[4] == "fits"] or rows
         if fits[0] is not rows[0]:
@@ -80,7 +80,7 @@ def fitting_models(ctx: Context, clauses: tuple[ast.Clause, ...], hardware: ast.
     head = (
         f"largest model that fits on {hardware_text}: {rows[0][0]} ({rows[0][3]} GB per GPU of {gpu.memory:g} GB)"
         if largest
-        else f"{len(rows)} models fit on {hardware_text} ({gpu.memory:g} GB per card), largest first"
+        else f"{len(rows)} models fit on {hardware_text} ({gpu.memory:.1f} GB per card), largest first"
     )
     explanation.insert(0, head)
     explanation += [
