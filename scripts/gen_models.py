@@ -82,6 +82,9 @@ MAXTEXT_MODELS: dict[str, tuple[str, list[str]]] = {
     "olmo3_32b_dict": ("allenai/Olmo-3.1-32B-Instruct", ["allenai/Olmo-3-32B-Think"]),
     "deepseek32_671b_dict": ("deepseek-ai/DeepSeek-V3.2", []),
     "qwen3_next_80b_a3b_dict": ("Qwen/Qwen3-Next-80B-A3B-Instruct", []),
+    # Qwen3.5 (vision-language): the language model of its text_config, Qwen3-Next's hybrid layout
+    "qwen3_5_35b_a3b_dict": ("Qwen/Qwen3.5-35B-A3B", []),
+    "qwen3_5_397b_a17b_dict": ("Qwen/Qwen3.5-397B-A17B", []),
 }
 # MaxText model configs (its own YAML keys) of MLA models with no transcribed Hugging Face config:
 # file -> (label, Hub id the file names or None); YAML_TO_HF renames the keys to the config.json ones.
@@ -743,6 +746,11 @@ def maxtext_models() -> list[Model]:
     out = []
     for var, label, hf, extra_ids, path in items:
         c = configs[var]
+        vision = "text_config" in c
+        if vision:  # a vision-language model: its language model (MaxText runs Qwen3.5's as Qwen3-Next's hybrid stack)
+            c = dict(c["text_config"])  # type: ignore[call-overload]
+            if str(c["model_type"]).startswith("qwen3_5"):
+                c["model_type"] = "qwen3_next"
         total, active = maxtext_parameters(c)
         kind = str(c["model_type"])
         moe = kind != "olmo3"
@@ -790,6 +798,7 @@ def maxtext_models() -> list[Model]:
             + ") is computed from those shapes with scripts/gen_models.py's maxtext_parameters (its docstring states "
             "the formula per model type). Maximum context is max_position_embeddings."
             + (f" The same configuration serves {', '.join(extra_ids)}." if extra_ids else "")
+            + (" The count is the language model's (text_config): the vision encoder is not counted." if vision else "")
             + (
                 f" Only every {c['full_attention_interval']}th layer has full attention (and a KV cache that grows with the "
                 "context); the others are gated-delta-net linear attention with a fixed-size state, so a KV-cache "
@@ -885,6 +894,8 @@ EXTRA_NAMES = {
     "mistralai/Ministral-3-3B-Base-2512": ["Ministral 3 3B", "ministral 3b"],
     "deepseek-ai/DeepSeek-V3.2": ["DeepSeek V3.2 671B", "deepseek-v3.2"],
     "Qwen/Qwen3-Next-80B-A3B-Instruct": ["Qwen3-Next", "Qwen3-Next-80B", "qwen3 next 80b a3b"],
+    "Qwen/Qwen3.5-35B-A3B": ["qwen3.5 35b", "qwen3.5-35b-a3b"],
+    "Qwen/Qwen3.5-397B-A17B": ["qwen3.5 397b", "qwen3.5-397b-a17b"],
 }
 
 

@@ -137,6 +137,9 @@ PUBLISHED_PARAMETERS = {
     "mistralai/Mistral-Nemo-Base-2407": 12_247_782_400,
     # BLOOM-560M: KerasHub's bloom_560m_multi preset (keras_hub/src/models/bloom/bloom_presets.py @ 71453d0)
     "bigscience/bloom-560m": 559_214_592,
+    # Qwen3.5-35B-A3B's language model: KerasHub's qwen_agent_world_35b_a3b preset (its text-only model of the same
+    # shapes, keras_hub/src/models/qwen3_5_moe/qwen3_5_moe_presets.py @ 71453d0) states 34,660,610,688
+    "Qwen/Qwen3.5-35B-A3B": 34_660_610_688,
 }
 
 # Published sizes rounded by their publishers (billions) and the relative tolerance the rounding allows:
@@ -331,6 +334,8 @@ PUBLISHED_MOE = {
     "deepseek-ai/DeepSeek-V3.2": (671.0, 37.0, 0.04),
     # Qwen3-Next-80B-A3B: '80B total, 3B activated' (its model card; active here counts the embeddings)
     "Qwen/Qwen3-Next-80B-A3B-Instruct": (80.0, None, 0.01),
+    # Qwen3.5-397B-A17B: 397B total, 17B active (its name); the language model, so slightly under
+    "Qwen/Qwen3.5-397B-A17B": (397.0, 17.0, 0.03),
 }
 
 
@@ -388,6 +393,7 @@ def test_families_added_from_maxtext_are_there(kb) -> None:  # type: ignore[no-u
         "marian fr-en",
         "all-MiniLM-L6-v2",
         "command-r",
+        "qwen3.5 35b",
         "starcoder2-15b",
         "Gemma 4 31B",
         "google/gemma-4-26b-a4b-it",
