@@ -85,6 +85,9 @@ MAXTEXT_MODELS: dict[str, tuple[str, list[str]]] = {
     # Qwen3.5 (vision-language): the language model of its text_config, Qwen3-Next's hybrid layout
     "qwen3_5_35b_a3b_dict": ("Qwen/Qwen3.5-35B-A3B", []),
     "qwen3_5_397b_a17b_dict": ("Qwen/Qwen3.5-397B-A17B", []),
+    # Qwen3-VL dense (vision-language): the language model of its text_config, Qwen3's dense layout
+    "qwen3_vl_2b_dict": ("Qwen/Qwen3-VL-2B-Instruct", []),
+    "qwen3_vl_4b_dict": ("Qwen/Qwen3-VL-4B-Instruct", []),
 }
 # MaxText model configs (its own YAML keys) of MLA models with no transcribed Hugging Face config:
 # file -> (label, Hub id the file names or None); YAML_TO_HF renames the keys to the config.json ones.
@@ -645,7 +648,8 @@ def maxtext_parameters(c: dict[str, object]) -> tuple[int, int]:
     noaux_tc routing), E routed experts and n_shared shared experts of 3*d*f_e (active: top-k routed);
     gpt_oss: q/k/v/o with biases (d*h*k+h*k, 2*(d*g*k+g*k), h*k*d+d), attention sinks h, router d*E+E,
     E experts of gate-up d*2f+2f and down f*d+d; qwen3_moe: q/k/v/o d*h*k + 2*d*g*k + h*k*d, q/k norms
-    2k, router d*E, E experts of 3*d*f_e; olmo3: q/k/v/o as qwen3_moe's, q/k norms h*k and g*k, two
+    2k, router d*E, E experts of 3*d*f_e; qwen3 (dense, Qwen3-VL's language model): the same attention and
+    q/k norms, MLP 3*d*f; olmo3: q/k/v/o as qwen3_moe's, q/k norms h*k and g*k, two
     post-norms, MLP 3*d*f; deepseek_v32: deepseek_v3's layers plus the lightning indexer of each layer
     (MaxText's layers/attention_mla.py Indexer): wq_b q_l*(H_i*k_i), wk d*k_i, k_norm LayerNorm 2*k_i,
     weights_proj d*H_i (H_i = index_n_heads, k_i = index_head_dim); the multi-token-prediction module
@@ -711,6 +715,10 @@ def maxtext_parameters(c: dict[str, object]) -> tuple[int, int]:
             base = mixer + norms + d * e + shared
             total += base + e * 3 * d * fe
             active += base + k * 3 * d * fe
+    elif kind == "qwen3":
+        k_ = int(c["head_dim"])
+        layer = d * h * k_ + 2 * d * g * k_ + h * k_ * d + 2 * k_ + norms + 3 * d * int(c["intermediate_size"])
+        total = active = n * layer
     elif kind == "olmo3":
         k_ = d // h
         layer = d * h * k_ + 2 * d * g * k_ + h * k_ * d + (h + g) * k_ + norms + 3 * d * int(c["intermediate_size"])
@@ -751,9 +759,11 @@ def maxtext_models() -> list[Model]:
             c = dict(c["text_config"])  # type: ignore[call-overload]
             if str(c["model_type"]).startswith("qwen3_5"):
                 c["model_type"] = "qwen3_next"
+            elif c["model_type"] == "qwen3_vl_text":
+                c["model_type"] = "qwen3"
         total, active = maxtext_parameters(c)
         kind = str(c["model_type"])
-        moe = kind != "olmo3"
+        moe = kind not in ("olmo3", "qwen3")
         h = int(c["num_attention_heads"])
         g = int(c.get("num_key_value_heads") or h)
         mla = kind.startswith("deepseek")
@@ -896,6 +906,8 @@ EXTRA_NAMES = {
     "Qwen/Qwen3-Next-80B-A3B-Instruct": ["Qwen3-Next", "Qwen3-Next-80B", "qwen3 next 80b a3b"],
     "Qwen/Qwen3.5-35B-A3B": ["qwen3.5 35b", "qwen3.5-35b-a3b"],
     "Qwen/Qwen3.5-397B-A17B": ["qwen3.5 397b", "qwen3.5-397b-a17b"],
+    "Qwen/Qwen3-VL-2B-Instruct": ["qwen3-vl 2b", "qwen3 vl 2b"],
+    "Qwen/Qwen3-VL-4B-Instruct": ["qwen3-vl 4b", "qwen3 vl 4b"],
 }
 
 

@@ -233,6 +233,15 @@ def test_embedding_and_segmentation_models_are_there(kb) -> None:  # type: ignor
         assert name in labels, name
 
 
+def test_qwen3_vl_language_models_equal_the_qwen3_checkpoints_of_their_shapes() -> None:
+    """Qwen3-VL-2B / 4B's text_config has Qwen3-1.7B's / Qwen3-4B's shapes (tied): MaxText's qwen3 formula must
+    give what litgpt's formula gives for those checkpoints."""
+    g = _graph(GENERATED_MODELS)
+    by_id = {str(o): s for s, o in g.subject_objects(KBQ.huggingFaceId)}
+    for vl, text in (("Qwen/Qwen3-VL-2B-Instruct", "Qwen/Qwen3-1.7B"), ("Qwen/Qwen3-VL-4B-Instruct", "Qwen/Qwen3-4B")):
+        assert float(g.value(by_id[vl], KBQ.parameterCount)) == float(g.value(by_id[text], KBQ.parameterCount))
+
+
 def test_opt_shapes_agree_with_metaseq() -> None:
     g = _graph(GENERATED_MODELS)
     by_id = {str(o): s for s, o in g.subject_objects(KBQ.huggingFaceId)}
@@ -393,6 +402,7 @@ def test_families_added_from_maxtext_are_there(kb) -> None:  # type: ignore[no-u
         "marian fr-en",
         "all-MiniLM-L6-v2",
         "command-r",
+        "qwen3-vl 4b",
         "qwen3.5 35b",
         "starcoder2-15b",
         "Gemma 4 31B",
