@@ -1305,6 +1305,9 @@ KERAS_PRESETS: dict[str, dict[str, tuple[str, str, str, list[str]]]] = {
             for i in range(6)
         },
     },
+    "deeplab_v3": {
+        "deeplab_v3_plus_resnet50_pascalvoc": ("DeepLabV3 Plus ResNet-50", CNN, VISION, ["deeplabv3 plus", "deeplab v3 plus"]),
+    },
     "depth_anything": {
         f"depth_anything_v2_{s}": (f"Depth Anything V2 {s.title()}", VT, VISION, [f"depth-anything-v2-{s}"])
         for s in ("small", "base", "large")

@@ -402,6 +402,7 @@ def test_families_added_from_maxtext_are_there(kb) -> None:  # type: ignore[no-u
         "marian fr-en",
         "all-MiniLM-L6-v2",
         "command-r",
+        "deeplabv3 plus",
         "qwen3-vl 4b",
         "qwen3.5 35b",
         "starcoder2-15b",
