@@ -954,9 +954,11 @@ def extra_parameters(c: dict[str, object]) -> tuple[int, int]:
     final norm; output head d*V. qwen2 (Qwen1.5) and llama (Mistral family, Minitron): the LLaMA layout
     (q/k/v biases for qwen2), output head d*V unless tie_word_embeddings. phimoe (Phi-3.5-MoE): per layer
     two LayerNorms 2*2d, q/k/v/o with biases, a router d*E and E experts of 3*d*f_e (active: top-k); final
-    LayerNorm 2d; output head d*V with its bias V. opt: token V*d and learned positions
-    (max_position_embeddings + 2)*d (OPT's offset of 2); per layer q/k/v/o 4*(d*d + d), two LayerNorms
-    2*2d, FFN d*f + f + f*d + d; final LayerNorm 2d; head tied to the token embedding.
+    LayerNorm 2d; output head d*V with its bias V. dbrx: per layer two LayerNorms without bias 2d, q/k/v/o
+    without bias, a router d*E and E experts of 3*d*f_e (active: top-k); final norm d; output head d*V.
+    opt: token V*d and learned positions (max_position_embeddings + 2)*d (OPT's offset of 2); per layer
+    q/k/v/o 4*(d*d + d), two LayerNorms 2*2d, FFN d*f + f + f*d + d; final LayerNorm 2d; head tied to
+    the token embedding.
     """
     kind = str(c["model_type"])
     v, d, n = int(c["vocab_size"]), int(c["hidden_size"]), int(c["num_hidden_layers"])
@@ -996,6 +998,12 @@ def extra_parameters(c: dict[str, object]) -> tuple[int, int]:
         outer = v * d + 2 * d + d * v + v
         total = outer + n * (base + e * 3 * d * fe)
         active = outer + n * (base + top * 3 * d * fe)
+    elif kind == "dbrx":
+        e, top, fe = int(c["num_experts"]), int(c["num_experts_per_tok"]), int(c["moe_intermediate_size"])
+        base = 2 * d + q_kv + h * k * d + d * e
+        outer = v * d + d + d * v
+        total = outer + n * (base + e * 3 * d * fe)
+        active = outer + n * (base + top * 3 * d * fe)
     elif kind == "opt":
         layer = 4 * (d * d + d) + 2 * d + 2 * d * f + f + d + 2 * d
         total = active = v * d + (int(c["max_position_embeddings"]) + 2) * d + n * layer + 2 * d
@@ -1025,7 +1033,7 @@ def extra_model(c: dict[str, object], hf: str, label: str, iri: str, what: str, 
     kind = str(c["model_type"])
     h = int(c["num_attention_heads"])
     g = int(c.get("num_key_value_heads") or h)
-    moe = kind in ("qwen2_moe", "deepseek", "phimoe")
+    moe = kind in ("qwen2_moe", "deepseek", "phimoe", "dbrx")
     facts: dict[str, object] = {
         "parameterCount": total,
         "numLayers": int(c["num_hidden_layers"]),
@@ -1856,6 +1864,7 @@ GENZ_MODELS: dict[tuple[str, str], tuple[str, str, list[str]]] = {
     ("nvidia.py", "minitron_8b_config"): ("nvidia/Mistral-NeMo-Minitron-8B-Base", "llama", ["Minitron 8B"]),
     ("misc.py", "glm_9b_config"): ("THUDM/glm-4-9b-chat", "chatglm", ["GLM-4 9B", "glm4 9b", "glm-4-9b"]),
     ("microsoft.py", "phi3moe_config"): ("microsoft/Phi-3.5-MoE-instruct", "phimoe", ["Phi-3.5-MoE", "phi 3.5 moe"]),
+    ("misc.py", "dbrx_config"): ("databricks/dbrx-base", "dbrx", ["DBRX", "dbrx 132b"]),
     **{
         ("meta.py", var): (f"facebook/opt-{size}", "opt", [f"opt {size}", f"OPT-{size.upper()}"])
         for var, size in (
@@ -1909,7 +1918,7 @@ def genz_models() -> list[Model]:
         c["model_type"] = kind
         if "num_key_value_heads" not in c:  # GenZ leaves it out for multi-head attention models (OPT)
             c["num_key_value_heads"] = c["num_attention_heads"]
-        if kind == "phimoe":
+        if kind in ("phimoe", "dbrx"):  # GenZ writes the expert FFN size as intermediate_size
             c["moe_intermediate_size"] = c["intermediate_size"]
         path = f"GenZ/Models/Model_sets/{file}"
         url = f"https://github.com/abhibambhaniya/GenZ-LLM-Analyzer/blob/{GENZ_COMMIT}/{path}"

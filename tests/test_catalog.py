@@ -164,6 +164,7 @@ PUBLISHED_ROUNDED = {
 PUBLISHED_ROUNDED.update(
     {
         "microsoft/Phi-3.5-MoE-instruct": (41.9, 6.6, 0.01),
+        "databricks/dbrx-base": (132.0, 36.0, 0.02),  # '132B total parameters of which 36B are active' (its card)
         "mistralai/Mistral-Small-Instruct-2409": (22.2, None, 0.01),
         "mistralai/Ministral-8B-Instruct-2410": (8.0, None, 0.01),
         "THUDM/glm-4-9b-chat": (9.4, None, 0.01),
@@ -402,6 +403,7 @@ def test_families_added_from_maxtext_are_there(kb) -> None:  # type: ignore[no-u
         "marian fr-en",
         "all-MiniLM-L6-v2",
         "command-r",
+        "dbrx",
         "deeplabv3 plus",
         "qwen3-vl 4b",
         "qwen3.5 35b",
