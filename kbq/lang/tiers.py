@@ -55,11 +55,11 @@ def stacks(run: Run, gpus: list[str]) -> dict[str, list[Stack]]:
         known = newest.get(s)
         if known is None or v > known[0] or (v == known[0] and rel < known[1]):  # ties: the first label
             newest[s] = (v, rel)
-    wanted = set(gpus)
+    values = " ".join(terms.iri(g) for g in gpus)
     rows = sorted(
         (str(gpu), sdk, -v, rel, s)
-        for r, gpu in run(PREFIXES + "SELECT ?r ?gpu WHERE { ?r kbq:supportsGpu ?gpu }").rows
-        if str(gpu) in wanted and str(r) in releases
+        for r, gpu in run(PREFIXES + f"SELECT ?r ?gpu WHERE {{ VALUES ?gpu {{ {values} }} ?r kbq:supportsGpu ?gpu }}").rows
+        if str(r) in releases
         for s, sdk, rel, v in [releases[str(r)]]
     )
     out: dict[str, list[Stack]] = {}
