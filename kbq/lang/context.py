@@ -33,8 +33,7 @@ class Context:
         self.words = Words(catalog, text)
         self.lookups: list[str] = []  # the fact queries run while compiling (shown for computed answers)
         self.as_of: str | None = None  # first day after the question's 'as of' date: prices are read at it
-        self.prefetched: dict[str, list[Value]] = {}  # model IRI -> its architecture row (kbq.lang.workload.facts)
-        self._memo: dict[str, list[list[Value]]] = {}  # one question reads one snapshot: a look-up's rows do not change
+        self._seen: dict[str, list[list[Value]]] = {}  # one question reads one KB: a fact query runs once
 
     def error(self, message: str, column: int | None, **extra: list[str]) -> QueryError:
         return QueryError(message, query=self.text, column=column, **extra)
@@ -42,7 +41,8 @@ class Context:
     def rows(self, sparql: str) -> list[list[Value]]:
         from kbq.lang.catalog import PREFIXES
 
-        self.lookups.append(PREFIXES + sparql)
-        if sparql not in self._memo:  # the same look-up repeats per model in 'models that fit' (constants, defaults ...)
-            self._memo[sparql] = self.run(PREFIXES + sparql).rows
-        return [list(row) for row in self._memo[sparql]]
+        seen = self._seen.get(sparql)
+        if seen is None:  # a reverse question sizes hundreds of models with the same defaults and constants
+            self.lookups.append(PREFIXES + sparql)
+            seen = self._seen[sparql] = self.run(PREFIXES + sparql).rows
+        return [list(row) for row in seen]

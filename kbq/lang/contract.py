@@ -330,13 +330,16 @@ STRATEGIES = frozenset(("profile", "price", "value", "efficiency", "evidence", "
 CONSTANTS = frozenset(
     (
         "activation_peak_bytes",
+        "allreduce_activation_bytes",
         "bandwidth_efficiency",
         "cuda_context_gb",
         "decode_mfu",
+        "decode_step_overhead_s",
         "gpu_memory_factor",
         "image_activation_kept",
         "image_activation_passes",
         "image_compute_efficiency",
+        "image_epoch_overhead_s",
         "image_training_factor",
         "logit_bytes",
         "mfu",

@@ -14,7 +14,7 @@ from kbq.lang.context import Context
 from kbq.lang.evaluate import Accelerator, evaluate
 from kbq.lang.plan import Plan
 from kbq.lang.words import Hardware, PrecisionChoice, SettingValue
-from kbq.lang.workload.facts import constants, prefetch_models
+from kbq.lang.workload.facts import constants
 from kbq.lang.workload.question import _accelerator, _hardware, estimate
 from kbq.store.resources import KB_NS
 
@@ -67,7 +67,7 @@ def fitting_models(ctx: Context, clauses: tuple[ast.Clause, ...], hardware: ast.
     rows = [list(row) for row in found_rows]
     hardware_text = f"{count} x {gpu.label}" if count > 1 else gpu.label
     if not rows:
-        raise QueryError(f"no model in the KB fits on {hardware_text} ({gpu.memory:g} GB per card)")
+        raise QueryError(f"no model in the KB fits on {hardware_text} ({gpu.memory:.1f} GB per card)")
     if largest:
         fits = [r for r in rows if r[4] == "fits"] or rows
         if fits[0] is not rows[0]:
@@ -76,7 +76,7 @@ def fitting_models(ctx: Context, clauses: tuple[ast.Clause, ...], hardware: ast.
     head = (
         f"largest model that fits on {hardware_text}: {rows[0][0]} ({rows[0][3]} GB per GPU of {gpu.memory:g} GB)"
         if largest
-        else f"{len(rows)} models fit on {hardware_text} ({gpu.memory:g} GB per card), largest first"
+        else f"{len(rows)} models fit on {hardware_text} ({gpu.memory:.1f} GB per card), largest first"
     )
     explanation.insert(0, head)
     explanation += [
@@ -107,7 +107,6 @@ def _size_all(
     models = ctx.rows(
         "SELECT ?m ?l ?p WHERE { ?m a kbq:Model ; rdfs:label ?l ; kbq:parameterCount ?p ; kbq:numLayers ?n } ORDER BY DESC(?p) ?l"
     )
-    prefetch_models(ctx, [str(m[0]) for m in models])
     rows: list[list[object]] = []
     unsized: list[str] = []
     assumed: set[str] = set()
