@@ -32,6 +32,7 @@ _TOKEN = re.compile(r"\$?[\w][\w.$%/+\-]*|\$\d+(?:\.\d+)?k?")
 _NUMBER = re.compile(r"^\$?(\d+(?:\.\d+)?)([a-z%$/]*)$")
 _COUNT_PREFIX = re.compile(r"^(\d+)[x×\*]([a-z].*|\d{3,}.*)$")  # '2x3090', '4xa100' (not '8x7b')
 _SIZE = re.compile(r"^(?:\d+x)?\d+(?:\.\d+)?b$")  # '70b', '8x7b': a model size
+_ACTIVE = re.compile(r"^a\d+(?:\.\d+)?b$")  # 'a3b' after '30b': the active parameters of a mixture of experts
 _GRAMMAR_WORD = re.compile(r"^[^\s=<>!(),\"']+$")
 _SLOT = re.compile(r"\{(\w+)\}")
 _STRUCTURED = re.compile(r"[=<>]|\b(where|order\s+by|limit)\b", re.IGNORECASE)
@@ -195,6 +196,7 @@ class Reader:
         self.notes: list[str] = []
         self.id_format: tuple[str, str] | None = None  # (suffix, format label) a model id's packaging says
         self._hint, self._narrowed = "", False  # the name before a size, and whether it named a model of that size
+        self._mixture = False  # the size has an active size after it ('30b-a3b'): not a dense decoder
         self.observed: set[str] = set()  # numbers of what the sentence says a workload needs or uses
         self._model_named = False  # the sentence names a workload (not only a process)
 
@@ -603,7 +605,7 @@ class Reader:
         size, narrowed = sized[0][1], self._narrowed
         found = generic.term(self.cat, size)
         declared = generic.profile(self.cat)
-        if found is None or declared is None or narrowed:
+        if found is None or declared is None or narrowed or self._mixture:
             return None
         if self._hint:
             self.notes.append(f"'{self._hint} {size}' names no model of the KB: read as a {found.label}")
@@ -616,7 +618,7 @@ class Reader:
         the sentence names as something else (`named`: a process, a card) is no model's name."""
         from kbq.lang.words import Words
 
-        self._hint, self._narrowed = "", False
+        self._hint, self._narrowed, self._mixture = "", False, False
         words = Words(self.cat, self.text)
         for i, tok in enumerate(self.toks):
             parts = re.split(r"[-_]", tok)
@@ -624,6 +626,8 @@ class Reader:
                 if not _SIZE.match(part):
                     continue
                 models = words.models_of_size(part)
+                after = parts[k + 1] if k + 1 < len(parts) else (self.toks[i + 1] if i + 1 < len(self.toks) else "")
+                self._mixture = bool(_ACTIVE.match(after))  # '30b-a3b': a mixture of experts, no dense decoder
                 hint = parts[k - 1] if k > 0 else (self.toks[i - 1] if i > 0 and (i - 1) not in named else "")
                 prefix = re.match(r"[a-z][a-z0-9.]*", hint)  # 'qwen1.5' narrows to Qwen1.5 models, not Qwen2.5
                 if prefix and len(prefix.group()) > 2 and self.lex.roles.get(hint) != "ignore":
