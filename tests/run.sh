@@ -7,6 +7,9 @@
 #                              imports the checkout from the current folder.
 #                              Tests marked `scale` (a 10x synthetic KB, many minutes) are left out unless
 #                              asked: `bash tests/run.sh -m scale` (a later -m replaces the default one).
+#                              Test files run in parallel, one worker per core (pytest-xdist,
+#                              `--dist loadfile`: a file's tests share one worker and its fixtures);
+#                              `-n 0` runs them in one process.
 #   bash tests/run.sh --fast   the fast lane (< 3 minutes): the checkout as it is, no installs, tests
 #                              marked `slow` deselected (see tests/conftest.py for what is slow).
 # Extra arguments go to pytest.
@@ -17,7 +20,7 @@ if [ "${1:-}" = "--fast" ]; then
   PY=python
   [ -n "${VIRTUAL_ENV:-}" ] || { [ -x .venv/bin/python ] && PY=.venv/bin/python; }
   export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"  # subprocesses run the checkout too
-  exec "$PY" -m pytest -m "not slow and not scale" "$@"
+  exec "$PY" -m pytest -n auto --dist loadfile -m "not slow and not scale" "$@"
 fi
 if [ -n "${VIRTUAL_ENV:-}" ]; then
   PY=python
@@ -42,4 +45,4 @@ if ! command -v wrk >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get 
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null 2>&1 || true
 fi
 export PYTHONSAFEPATH=1  # `python -m kbq` subprocesses must not import ./kbq from the current folder
-exec "$PY" -P -m pytest -m "not scale" "$@"
+exec "$PY" -P -m pytest -n auto --dist loadfile -m "not scale" "$@"

@@ -120,7 +120,201 @@ PUBLISHED_PARAMETERS = {
     "SmolLM-135M": 134_515_008,
     "SmolLM-1.7B": 1_711_376_384,
     "snowflake-arctic-embed-m": 109_482_240,  # BERT-base shapes (bert-base-uncased has the same count)
+    # candle presets and more mlc-llm presets (issue 19, second round)
+    "01-ai/Yi-6B": 6_061_035_520,
+    "01-ai/Yi-34B": 34_388_917_248,
+    "THUDM/chatglm3-6b": 6_243_584_000,
+    "bigcode/starcoder2-7b": 7_173_923_840,
+    "Qwen/Qwen1.5-MoE-A2.7B": 14_315_784_192,
+    "CohereForAI/aya-23-8B": 8_028_033_024,
+    # Mistral Small 3.1's language model: KerasHub's magistral_small_2506_en preset (Magistral Small is built
+    # on Mistral Small 3.1's text model) states 23,572,403,200 parameters (keras_hub/src/models/mistral/
+    # mistral_presets.py @ 71453d0)
+    "mistralai/Mistral-Small-3.1-24B-Instruct-2503": 23_572_403_200,
+    "mistralai/Mistral-Small-24B-Instruct-2501": 23_572_403_200,  # the same language model (Megatron-Bridge)
+    "Qwen/Qwen2-72B": 72_706_203_648,
+    # Mistral NeMo: the shapes NVIDIA NeMo's MistralNeMoConfig12B states with the vocabulary of its verbatim config
+    "mistralai/Mistral-Nemo-Base-2407": 12_247_782_400,
+    # BLOOM-560M: KerasHub's bloom_560m_multi preset (keras_hub/src/models/bloom/bloom_presets.py @ 71453d0)
+    "bigscience/bloom-560m": 559_214_592,
+    # Qwen3.5-35B-A3B's language model: KerasHub's qwen_agent_world_35b_a3b preset (its text-only model of the same
+    # shapes, keras_hub/src/models/qwen3_5_moe/qwen3_5_moe_presets.py @ 71453d0) states 34,660,610,688
+    "Qwen/Qwen3.5-35B-A3B": 34_660_610_688,
 }
+
+# Published sizes rounded by their publishers (billions) and the relative tolerance the rounding allows:
+# StarCoder 15.5B and StarCoderBase 1B / 3B / 7B (BigCode's model cards: '15.5B', '1B', '3B', '7B'),
+# CodeGeeX4-ALL-9B ('9.4B', its model card), DeepSeekMoE 16B ('16.4B' total, '2.8B' activated, its
+# README).
+PUBLISHED_ROUNDED = {
+    "bigcode/starcoder": (15.5, None, 0.01),
+    "bigcode/starcoderbase-1b": (1.1, None, 0.05),
+    "bigcode/starcoderbase-3b": (3.0, None, 0.05),
+    "bigcode/starcoderbase-7b": (7.0, None, 0.06),
+    "THUDM/codegeex4-all-9b": (9.4, None, 0.01),
+    "deepseek-ai/deepseek-moe-16b-base": (16.4, 2.8, 0.02),
+    # Ministral 3 3B: '3.4B Language Model + 0.4B Vision Encoder' (Megatron-Bridge's Ministral3ModelProvider3B)
+    "mistralai/Ministral-3-3B-Base-2512": (3.4, None, 0.02),
+}
+# GenZ-LLM-Analyzer transcriptions, checked against the publishers' rounded sizes: Phi-3.5-MoE '42B total,
+# 6.6B active' (its model card), Mistral Small 2409 '22B', Mistral Large 2 '123B', Ministral 8B '8B' (Mistral AI's
+# announcements), GLM-4-9B '9B' (9.4B, the same shapes as CodeGeeX4-ALL-9B above), OPT '125M' .. '66B' (the OPT
+# paper, Table 1), Qwen1.5 0.5B .. 72B (the Qwen1.5 release: the names' sizes; the 0.5B has 0.62B with its
+# untied 152K-row head), Minitron 8B.
+PUBLISHED_ROUNDED.update(
+    {
+        "microsoft/Phi-3.5-MoE-instruct": (41.9, 6.6, 0.01),
+        "databricks/dbrx-base": (132.0, 36.0, 0.02),  # '132B total parameters of which 36B are active' (its card)
+        "mistralai/Mistral-Small-Instruct-2409": (22.2, None, 0.01),
+        "mistralai/Ministral-8B-Instruct-2410": (8.0, None, 0.01),
+        "THUDM/glm-4-9b-chat": (9.4, None, 0.01),
+        "nvidia/Mistral-NeMo-Minitron-8B-Base": (8.4, None, 0.01),
+        "facebook/opt-125m": (0.125, None, 0.01),
+        "facebook/opt-1.3b": (1.3, None, 0.02),
+        "facebook/opt-6.7b": (6.7, None, 0.01),
+        "facebook/opt-30b": (30.0, None, 0.01),
+        "facebook/opt-66b": (66.0, None, 0.01),
+        "Qwen/Qwen1.5-7B": (7.7, None, 0.01),
+        "Qwen/Qwen1.5-72B": (72.3, None, 0.01),
+        # BLOOM 7.1B and GPT-Neo 125M / 1.3B / 2.7B (BigScience's and EleutherAI's model names)
+        "bigscience/bloom-7b1": (7.1, None, 0.01),
+        "EleutherAI/gpt-neo-125m": (0.125, None, 0.01),
+        "EleutherAI/gpt-neo-1.3B": (1.3, None, 0.02),
+        "EleutherAI/gpt-neo-2.7B": (2.7, None, 0.02),
+    }
+)
+# metaseq's launcher table (facebookresearch/metaseq metaseq/launcher/opt_job_constants.py @ 0580bd7, MIT):
+# OPT size -> (layers, width, heads), independent of GenZ's transcription of the Hugging Face configs.
+METASEQ_OPT = {
+    "125m": (12, 768, 12),
+    "1.3b": (24, 2048, 32),
+    "6.7b": (32, 4096, 32),
+    "30b": (48, 7168, 56),
+    "66b": (64, 9216, 72),
+}
+
+
+def test_gemma4_layer_pattern_matches_the_yaml_layers() -> None:
+    """Gemma 4: the sliding-window layer count comes from the transcribed layer_types (5 sliding : 1 global for
+    31B / 26B, 4 : 1 for E2B), whose length gen_models checks against the YAML's layer count."""
+    g = _graph(GENERATED_MODELS)
+    by_id = {str(o): s for s, o in g.subject_objects(KBQ.huggingFaceId)}
+    expected = {"google/gemma-4-31b-it": (60, 50), "google/gemma-4-26b-a4b-it": (30, 25), "google/gemma-4-E2B-it": (35, 28)}
+    for hf_id, (layers, sliding) in expected.items():
+        m = by_id[hf_id]
+        assert (int(g.value(m, KBQ.numLayers)), int(g.value(m, KBQ.slidingWindowLayers))) == (layers, sliding)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "least"),
+    [
+        ("^Qwen/Qwen1.5-", 7),  # six dense sizes and the MoE
+        ("^facebook/opt-", 5),
+        ("^bigscience/bloom", 4),
+        ("^01-ai/Yi-", 2),
+        ("^bigcode/starcoder", 7),
+        ("^mistralai/(Mistral-Nemo|Mistral-Small|Ministral|Mistral-Large)", 8),
+        ("^(THUDM/glm-4|THUDM/codegeex4|zai-org/GLM-4.5)", 4),
+        ("^CohereForAI/", 2),
+        ("^google/gemma-4-", 4),
+        ("^Helsinki-NLP/opus-mt-", 7),
+    ],
+)
+def test_the_second_round_families_are_there(kb, pattern: str, least: int) -> None:  # type: ignore[no-untyped-def]
+    query = (
+        "SELECT (COUNT(DISTINCT ?m) AS ?n) WHERE { ?m a kbq:Model ; kbq:parameterCount ?p ; kbq:numLayers ?l ; "
+        f'kbq:huggingFaceId ?id FILTER(REGEX(?id, "{pattern}")) }}'
+    )
+    assert _count(kb, query) >= least
+
+
+def test_embedding_and_segmentation_models_are_there(kb) -> None:  # type: ignore[no-untyped-def]
+    labels = {str(row[0]) for row in _rows(kb, "SELECT ?l WHERE { ?m a kbq:Model ; kbq:parameterCount ?p ; rdfs:label ?l }")}
+    for name in ("all-MiniLM-L6-v2", "bge-large-en-v1.5", "multilingual-e5-large", "bge-m3", "SAM ViT-B", "SAM ViT-H"):
+        assert name in labels, name
+
+
+def test_qwen3_vl_language_models_equal_the_qwen3_checkpoints_of_their_shapes() -> None:
+    """Qwen3-VL-2B / 4B's text_config has Qwen3-1.7B's / Qwen3-4B's shapes (tied): MaxText's qwen3 formula must
+    give what litgpt's formula gives for those checkpoints."""
+    g = _graph(GENERATED_MODELS)
+    by_id = {str(o): s for s, o in g.subject_objects(KBQ.huggingFaceId)}
+    for vl, text in (("Qwen/Qwen3-VL-2B-Instruct", "Qwen/Qwen3-1.7B"), ("Qwen/Qwen3-VL-4B-Instruct", "Qwen/Qwen3-4B")):
+        assert float(g.value(by_id[vl], KBQ.parameterCount)) == float(g.value(by_id[text], KBQ.parameterCount))
+
+
+def test_opt_shapes_agree_with_metaseq() -> None:
+    g = _graph(GENERATED_MODELS)
+    by_id = {str(o): s for s, o in g.subject_objects(KBQ.huggingFaceId)}
+    for size, shape in METASEQ_OPT.items():
+        m = by_id[f"facebook/opt-{size}"]
+        assert (int(g.value(m, KBQ.numLayers)), int(g.value(m, KBQ.hiddenSize)), int(g.value(m, KBQ.attentionHeads))) == shape
+
+
+# GLM-4.5 and GLM-4.5-Air: '355B total / 32B active' and '106B total / 12B active' (Z.ai's model cards); the
+# active counts there leave out the embedding and output head (151552 x width, twice), added back here; the
+# totals include a multi-token-prediction layer not counted here.
+GLM_OUTER = {"zai-org/GLM-4.5": 2 * 151552 * 5120 / 1e9, "zai-org/GLM-4.5-Air": 2 * 151552 * 4096 / 1e9}
+PUBLISHED_ROUNDED.update(
+    {
+        "zai-org/GLM-4.5": (355.0, 32.0 + GLM_OUTER["zai-org/GLM-4.5"], 0.02),
+        "zai-org/GLM-4.5-Air": (106.0, 12.0 + GLM_OUTER["zai-org/GLM-4.5-Air"], 0.02),
+    }
+)
+
+
+def test_marian_translation_models_have_both_stacks() -> None:
+    g = _graph(GENERATED_MODELS)
+    marian = [s for s, o in g.subject_objects(KBQ.huggingFaceId) if str(o).startswith("Helsinki-NLP/opus-mt-")]
+    assert len(marian) == 7
+    for s in marian:
+        enc, dec = int(g.value(s, KBQ.encoderLayers)), int(g.value(s, KBQ.decoderLayers))
+        assert (enc, dec) == (6, 6) and int(g.value(s, KBQ.numLayers)) == 12
+        # 6+6-layer Transformer-base (d 512) models are about 75M; the tc-big one (d 1024) about 230M
+        assert 70e6 < float(g.value(s, KBQ.parameterCount)) < 240e6
+
+
+def _by_label(g: rdflib.Graph) -> dict[str, rdflib.term.Node]:
+    return {str(o): s for s, o in g.subject_objects(rdflib.RDFS.label)}
+
+
+def test_kerashub_counts_agree_with_the_shapes_and_the_sam_sizes_are_in_order() -> None:
+    """KerasHub's all_minilm_l6_v2_en count equals BERT's formula (gen_models.hf_parameters) on the shapes of
+    sentence-transformers/all-MiniLM-L6-v2 as cli99/llm-analysis's model_configs copy them (6 layers, width 384,
+    12 heads, FFN 1536, vocabulary 30522, 512 positions); SAM's encoders grow B < L < H (the preset file has L
+    and H swapped, which gen_models corrects)."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import gen_models
+
+    minilm = {
+        "model_type": "bert",
+        "vocab_size": 30522,
+        "hidden_size": 384,
+        "num_hidden_layers": 6,
+        "intermediate_size": 1536,
+        "num_attention_heads": 12,
+        "max_position_embeddings": 512,
+        "type_vocab_size": 2,
+    }
+    g = _graph(GENERATED_MODELS)
+    labels = _by_label(g)
+    assert float(g.value(labels["all-MiniLM-L6-v2"], KBQ.parameterCount)) == gen_models.hf_parameters(minilm)
+    sam = [float(g.value(labels[f"SAM ViT-{size}"], KBQ.parameterCount)) for size in "BLH"]
+    assert sam == sorted(sam) and sam[2] > 632e6  # ViT-H's image encoder alone has 632M (the SAM paper)
+    sd35 = float(g.value(labels["Stable Diffusion 3.5 Large"], KBQ.parameterCount))
+    assert 8e9 < sd35 < 10e9  # MMDiT 8.1B plus the CLIP encoders and the VAE (T5-XXL not included)
+
+
+def test_rounded_published_sizes_of_the_second_round_match() -> None:
+    g = _graph(GENERATED_MODELS)
+    by_id = {str(o): s for s, o in g.subject_objects(KBQ.huggingFaceId)}
+    for hf_id, (total, active, tolerance) in PUBLISHED_ROUNDED.items():
+        model = by_id[hf_id]
+        assert float(g.value(model, KBQ.parameterCount)) / 1e9 == pytest.approx(total, rel=tolerance), hf_id
+        if active is not None:
+            assert float(g.value(model, KBQ.activeParameterCount)) / 1e9 == pytest.approx(active, rel=tolerance), hf_id
 
 
 def test_computed_parameter_counts_match_the_published_ones() -> None:
@@ -146,6 +340,12 @@ PUBLISHED_MOE = {
     "moonshotai/Kimi-K2-Instruct": (1000.0, 32.0, 0.05),
     "allenai/Olmo-3-1025-7B": (7.3, None, 0.01),
     "allenai/Olmo-3-32B-Think": (32.2, None, 0.01),
+    # DeepSeek-V3.2: V3's 671B / 37B (DeepSeek-V3 README) plus the indexer (0.85B, on the active path too)
+    "deepseek-ai/DeepSeek-V3.2": (671.0, 37.0, 0.04),
+    # Qwen3-Next-80B-A3B: '80B total, 3B activated' (its model card; active here counts the embeddings)
+    "Qwen/Qwen3-Next-80B-A3B-Instruct": (80.0, None, 0.01),
+    # Qwen3.5-397B-A17B: 397B total, 17B active (its name); the language model, so slightly under
+    "Qwen/Qwen3.5-397B-A17B": (397.0, 17.0, 0.03),
 }
 
 
@@ -190,6 +390,46 @@ def test_families_added_from_maxtext_are_there(kb) -> None:  # type: ignore[no-u
         "YOLO11n-seg",
         "sam2.1_hiera_large",
         "black-forest-labs/FLUX.1-schnell",
+        "yi-34b",
+        "starcoder2-7b",
+        "StarCoder 15B",
+        "qwen1.5-moe-a2.7b",
+        "chatglm3-6b",
+        "aya-23-8b",
+        "qwen3-next",
+        "deepseek-v3.2",
+        "Mistral Small 3.1",
+        "Helsinki-NLP/opus-mt-en-zh",
+        "marian fr-en",
+        "all-MiniLM-L6-v2",
+        "command-r",
+        "dbrx",
+        "deeplabv3 plus",
+        "qwen3-vl 4b",
+        "qwen3.5 35b",
+        "starcoder2-15b",
+        "Gemma 4 31B",
+        "google/gemma-4-26b-a4b-it",
+        "bloom 7b1",
+        "qwen1.5-7b-chat",
+        "Phi-3.5-MoE",
+        "opt 6.7b",
+        "glm-4-9b",
+        "Ministral 8B",
+        "mistral nemo 12b",
+        "nemo 12b",
+        "glm-4.5-air",
+        "Mistral Small 3",
+        "qwen2 72b",
+        "Ministral 3 8B",
+        "bge-small-en-v1.5",
+        "multilingual-e5-large",
+        "SAM ViT-H",
+        "sd3.5 large",
+        "siglip-so400m-patch14-384",
+        "d-fine large",
+        "SegFormer-B2 ADE20K",
+        "clip-vit-large-patch14-336",
     ],
 )
 def test_names_people_use_for_the_added_models_resolve(kb, name: str) -> None:  # type: ignore[no-untyped-def]

@@ -84,3 +84,37 @@ def test_lora_spends_two_thirds_of_full_training_flops(kb) -> None:
     full = kb.answer("time to train llama 3 8b on 1t tokens with 8 x h100 sxm5")
     lora = kb.answer("time to train llama 3 8b lora training on 1t tokens with 8 x h100 sxm5")
     assert row(lora, "GPU-hours")[1] == pytest.approx(row(full, "GPU-hours")[1] * 4 / 6, rel=1e-3)
+
+
+def test_tensor_parallel_serving_waits_for_two_all_reduces_per_layer() -> None:
+    from kbq.lang.workload.formulas import tensor_parallel_allreduce
+
+    # Llama 3.1 405B: 126 layers, hidden 16384; 16-bit activations; 8 x H100 SXM5 with 900 GB/s NVLink (both ways)
+    # 2 x 126 x 16384 x 2 B = 8,257,536 B per token; ring: x 2 x 7/8; at 450 GB/s one way = 32.1 us
+    ar = tensor_parallel_allreduce(layers=126, hidden=16384, gpus=8, link_gbps=900, activation_bytes=2)
+    assert ar.seconds_per_token == pytest.approx(8_257_536 * 1.75 / 450e9, rel=1e-9)
+    assert tensor_parallel_allreduce(layers=126, hidden=16384, gpus=1, link_gbps=900, activation_bytes=2).seconds_per_token == 0
+
+
+def test_serving_on_nvlinked_gpus_counts_the_all_reduce_and_one_gpu_does_not(kb) -> None:
+    many = kb.answer("speed of Llama 3.1 405B inference at fp8 on 8 x NVIDIA H100 SXM5 with fp8 kv cache using tensorrt-llm")
+    one = kb.answer("speed of Llama 3.1 8B inference at fp8 on 1 x NVIDIA H200 SXM with fp8 kv cache using tensorrt-llm")
+    compared = [str(r[3]) for r in many.rows if str(r[0]).startswith("estimate / measured (serving")]
+    assert compared and all("tensor-parallel all-reduces 32.1 us per token" in f for f in compared)
+    assert not any("all-reduce" in str(r[3]) for r in one.rows)
+
+
+def test_exllamav2_decode_adds_its_time_per_step_to_the_weight_reads(kb) -> None:
+    import re
+
+    answer = kb.answer("speed of TinyLlama-1.1B-Chat-v1.0 inference at exl2 4.0bpw on rtx 4090 with 128 context using exllamav2")
+    decode = row(answer, "decode")
+    shown = r"\(([\d.]+) GB weights read per step \+ 1 x ([\d.]+) GB KV\) / \(80% bandwidth efficiency x 1008 GB/s"
+    m = re.search(shown, str(decode[3]))
+    assert m and "0.92 ms per step" in str(decode[3])
+    step_gb = float(m.group(1)) + float(m.group(2))
+    assert decode[1] == pytest.approx(1 / (step_gb / (0.80 * 1008) + 0.00092), rel=5e-3)
+    # the ExLlamaV2 README: TinyLlama 1.1B EXL2 4.0 bpw on an RTX 4090, 643 tokens/s (the bytes alone would allow ~1,300)
+    assert decode[1] == pytest.approx(643, rel=0.3)
+    other = kb.answer("speed of TinyLlama-1.1B-Chat-v1.0 inference at exl2 4.0bpw on rtx 4090 with 128 context using vllm")
+    assert "ms per step" not in str(row(other, "decode")[3])

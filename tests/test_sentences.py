@@ -7,19 +7,21 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
 from kbq.errors import KbqError, QueryError
 
 DATA = Path(__file__).parent / "data" / "sentences.jsonl"
+FLOOR = 0.53  # the development share this branch reaches (see test_real_sentences_get_an_answer_of_the_right_kind)
 
 
 @pytest.mark.parametrize(
     ("sentence", "canonical"),
     [
         ("can I run llama 3 70b on two 3090s?", "does Llama 3 70B fit on 2 x GeForce RTX 3090"),
-        ("will llama 3 8b fit on my 3060?", "does Llama 3 8B fit on RTX 3060"),
+        ("will llama 3 8b run on my 3060?", "does Llama 3 8B fit on RTX 3060"),
         ("how fast does llama 3 8b run on a 4090 in tokens per second", "speed of Llama 3 8B on GeForce RTX 4090"),
         ("what's the best gpu for running mixtral 8x7b under $2000", "best gpu for Mixtral 8x7B under $2000"),
         ("How many A800 80G GPUs to deploy DeepSeek-V3?", "how many A800 for DeepSeek-V3"),
@@ -53,8 +55,78 @@ def test_a_hub_id_names_its_base_model_and_says_so(kb) -> None:  # type: ignore[
     # an id the catalog holds is a name (no reading); a packaging suffix the KB does not hold comes off, said so
     assert kb.answer("memory for meta-llama/Llama-3.1-8B-Instruct").read_as is None
     answer = kb.answer("memory for Qwen/Qwen2.5-14B-Instruct-AWQ")
-    assert answer.read_as == "memory for Qwen2.5-14B"
+    assert answer.read_as == "memory for Qwen2.5-14B at GPTQ 4-bit"
     assert any("'awq' names a fine-tune or packaging" in line for line in answer.explanation)
+
+
+def test_a_packaging_suffix_sets_the_weight_format(kb) -> None:  # type: ignore[no-untyped-def]
+    """(b) '-AWQ', '-GPTQ', '-FP8', '-bnb-4bit' say how the weights are stored (kb/sentences.ttl,
+    kbq:suffixFormat); a format the question names wins; '-GGUF' names none (the file's does)."""
+    awq = kb.answer("memory for Qwen/Qwen2.5-14B-Instruct-AWQ")
+    assert awq.rows == kb.answer("memory for qwen2.5-14b at awq").rows
+    assert awq.rows != kb.answer("memory for qwen2.5-14b").rows  # not FP16
+    assert any("'-awq' suffix" in line for line in awq.explanation)
+    assert kb.answer("memory for Qwen/Qwen2.5-14B-Instruct-GPTQ-Int4").read_as == "memory for Qwen2.5-14B at GPTQ 4-bit"
+    assert kb.answer("memory for Qwen/Qwen2.5-14B-Instruct-FP8").read_as == "memory for Qwen2.5-14B at FP8"
+    bnb = kb.answer("can a 4090 run unsloth/Qwen2.5-14B-Instruct-bnb-4bit")
+    assert bnb.read_as == "does Qwen2.5-14B at NF4 fit on GeForce RTX 4090"
+    assert kb.answer("memory for Qwen/Qwen2.5-14B-Instruct-AWQ at fp16").read_as == "memory for Qwen2.5-14B at FP16"
+    gguf = kb.answer("does Qwen/Qwen2.5-14B-Instruct-GGUF q4_k_m fit on a 4090")
+    assert gguf.read_as == "does Qwen2.5-14B at Q4_K_M fit on GeForce RTX 4090"
+
+
+def test_a_bare_size_reads_as_a_generic_dense_decoder(kb) -> None:  # type: ignore[no-untyped-def]
+    """(a) 'a 70b model': the size asked, the rest of the architecture from the KB's closest dense
+    decoder, both said; the weights are the size at the format (70e9 x 2 bytes at FP16)."""
+    import re
+
+    answer = kb.answer("how much vram do I need for a 70b model")
+    assert answer.kind == "memory" and answer.read_as == "memory for 70b dense decoder"
+    weights = next(row for row in answer.rows if row[0] == "weights")
+    assert weights[1] == pytest.approx(70e9 * 2 / 1e9, rel=1e-3)
+    assumed = next(line for line in answer.explanation if "dense decoder:" in line)
+    assert "70,000,000,000 parameters as asked" in assumed
+    lender = re.search(r"that of (.+?) \(([\d.]+)B\), the KB's dense decoder closest in size", assumed)
+    assert lender is not None and abs(float(lender.group(2)) - 70) / 70 < 0.1
+    own = kb.answer(f"memory for {lender.group(1)}")  # the KV cache is the lender's (its layers and KV heads)
+    kv = [row[1] for row in answer.rows if row[0] == "KV cache"]
+    assert kv and kv == [row[1] for row in own.rows if row[0] == "KV cache"]
+    # at a format, on a card: the same generic model; a mixture size is not a dense one
+    quantised = kb.answer("can a 4090 run a 13b model at 4 bit")
+    assert quantised.kind == "memory" and any("13B dense decoder (INT4 weights" in line for line in quantised.explanation)
+    assert kb.answer("does 120b fit on 2 x h100").explanation[0].startswith("verdict: does not fit")  # 240 GB of weights
+    try:  # a size with an active size after it names a mixture of experts: never a dense decoder
+        mixture = kb.answer("how much memory is required to run Qwen9-30B-A3B").read_as or ""
+    except KbqError:
+        mixture = ""
+    assert "dense decoder" not in mixture
+    ranked = kb.answer("best gpu for 70b model")  # ranked by the lender's profile, not listed by name
+    assert ranked.kind == "gpus" and not any("no requirement profile" in line for line in ranked.explanation)
+    from kbq.lang.workload import generic
+
+    assert generic.params_of("8x7b") is None and generic.params_of("1.5b") == 1.5e9  # a mixture's size is not a dense one
+
+
+def test_a_card_named_by_its_number_is_not_a_year(kb) -> None:  # type: ignore[no-untyped-def]
+    """(c) 'can a 4090 run X' and 'on 4090' name the card (they were read as the year 4090)."""
+    card = kb.answer("does llama 3 8b fit on rtx 4090")
+    for question in ("can a 4090 run llama 3 8b", "does llama 3 8b fit on 4090", "does llama 3 8b fit on a 4090"):
+        answer = kb.answer(question)
+        assert answer.kind == "memory" and answer.rows == card.rows, question
+    assert kb.answer("gpu for bert in 2019 limit 2").kind == "gpus"  # a year is still a year
+
+
+def test_speed_without_hardware_is_a_ranking_by_that_speed(kb) -> None:  # type: ignore[no-untyped-def]
+    """(d) a speed or time question that names no hardware reads as the GPUs ranked for it, echoed and
+    said; one that names hardware kbq cannot use keeps its error."""
+    ranking = kb.answer("fastest gpu for llama 3 8b")
+    for question in ("how fast is llama 3 8b", "how many tokens per second does llama 3 8b get"):
+        answer = kb.answer(question)
+        assert answer.read_as == "fastest gpu for Llama 3 8B" and answer.kind == "gpus", question
+        assert answer.rows == ranking.rows
+        assert any(line.startswith("no hardware named") for line in answer.explanation)
+    assert kb.answer("how long does it take to train bert base").read_as == "fastest gpu for BERT-base training"
+    assert kb.answer("speed of llama 3 8b on rtx 4090").read_as is None  # with a card: the speed itself
 
 
 def test_an_ambiguous_sentence_gets_its_readings_each_answering(kb) -> None:  # type: ignore[no-untyped-def]
@@ -138,44 +210,85 @@ KINDS = {  # the expected kind of answer -> the answer kinds that are that kind
 }
 
 
-def _right_kind(kb, row: dict) -> bool:  # type: ignore[no-untyped-def,type-arg]
-    try:
-        answer = kb.answer(row["text"])
-    except KbqError:
+class Outcome(NamedTuple):
+    kind: str | None  # the answer's kind; None when the sentence was refused
+    read_as: str | None
+    lines: tuple[str, ...]  # the answer's explanation, or the refusal's message
+    refusal: str | None  # the KbqError's class name when refused
+
+
+def _rows() -> list[dict]:  # type: ignore[type-arg]
+    return [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def outcomes(kb) -> dict[str, Outcome]:  # type: ignore[no-untyped-def]
+    """Every real sentence answered once, in this process through the library; the share, the target
+    and the per-sentence checks below all read these. Anything but a KbqError (a traceback) fails here."""
+    found: dict[str, Outcome] = {}
+    for row in _rows():
+        try:
+            answer = kb.answer(row["text"])
+        except KbqError as exc:
+            found[row["text"]] = Outcome(None, None, (str(exc),), type(exc).__name__)
+            continue
+        found[row["text"]] = Outcome(answer.kind, answer.read_as, tuple(answer.explanation), None)
+    return found
+
+
+def _right_kind(outcome: Outcome, row: dict) -> bool:  # type: ignore[type-arg]
+    if outcome.kind is None:
         return False
-    if row["kind"] == "compare" and answer.kind == "gpus":  # 'A vs B for W': the ranking kept to A and B
-        return any(line.startswith("compare:") for line in answer.explanation)
-    return answer.kind in KINDS[row["kind"]]
+    if row["kind"] == "compare" and outcome.kind == "gpus":  # 'A vs B for W': the ranking kept to A and B
+        return any(line.startswith("compare:") for line in outcome.lines)
+    return outcome.kind in KINDS[row["kind"]]
 
 
-def _share(kb, held_out: bool) -> tuple[int, int]:  # type: ignore[no-untyped-def]
-    rows = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines() if line.strip()]
-    chosen = [r for r in rows if r["held_out"] is held_out]
-    return sum(_right_kind(kb, r) for r in chosen), len(chosen)
+def _share(outcomes: dict[str, Outcome], held_out: bool) -> tuple[int, int]:
+    chosen = [r for r in _rows() if r["held_out"] is held_out]
+    return sum(_right_kind(outcomes[r["text"]], r) for r in chosen), len(chosen)
 
 
 def test_the_sentence_set_is_real_and_large_enough() -> None:
-    rows = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = _rows()
     assert len(rows) >= 100
     assert all(r["source"].startswith("https://") and r["kind"] in KINDS for r in rows)
     assert sum(r["held_out"] for r in rows) >= len(rows) // 3
+    assert len({r["text"] for r in rows}) == len(rows)  # the answers are keyed by text
+
+
+@pytest.mark.slow  # the sweep (the fixture answers 114 sentences): the full lane runs it, as CI does
+@pytest.mark.parametrize("row", _rows(), ids=lambda r: r["text"][:40])
+def test_each_real_sentence_is_answered_or_refused_clearly(outcomes, row: dict) -> None:  # type: ignore[no-untyped-def,type-arg]
+    """An answer to a sentence starts by echoing the canonical question it answered; a refusal is
+    one of kbq's errors with a message (never a traceback: that fails the fixture)."""
+    outcome = outcomes[row["text"]]
+    if outcome.kind is None:
+        assert outcome.refusal and outcome.lines[0]
+    elif outcome.read_as is not None:
+        assert outcome.lines[0] == f"read as: {outcome.read_as}"
 
 
 @pytest.mark.slow
-def test_real_sentences_get_an_answer_of_the_right_kind(kb) -> None:  # type: ignore[no-untyped-def]
-    """The floor measured after merging main (1,000+ catalog models): development 29/76 = 38%
-    (33/76 before that merge; held out 13/38 = 34% before it, not re-measured after). Many sentences
-    name a model the KB does not have, or no model at all, and a reading that would drop a number,
-    a setting or a condition the text names is refused. The issue's target is 90% (not reached)."""
-    right, total = _share(kb, held_out=False)
-    assert right / total >= 0.38, f"development set: {right}/{total}"
-    right_h, total_h = _share(kb, held_out=True)
+def test_real_sentences_get_an_answer_of_the_right_kind(outcomes) -> None:  # type: ignore[no-untyped-def]
+    """The floor measured on this branch (merged with main's catalog): development 41/76 = 54% (32/76
+    before a size alone read as a generic dense decoder, packaging suffixes set the format, names
+    narrowed by their whole prefix and reported numbers could be left out); held out 17/38 = 45%
+    (12/38 before; reported, not asserted: it is kept out of development). Sentences that name no
+    model ('this model', 'will it run on a 3080'), a family with no size, a mixture the KB lacks
+    ('Qwen3.6-35B-A3B': not read as a dense decoder) have no reading of the right kind, and a reading
+    that would drop a number, a setting or a condition the text names is refused. The issue's target
+    is 90% (not reached)."""
+    right, total = _share(outcomes, held_out=False)
+    right_h, total_h = _share(outcomes, held_out=True)
     print(f"development {right}/{total} = {right / total:.0%}; held out {right_h}/{total_h} = {right_h / total_h:.0%}")
+    assert right / total >= FLOOR, f"development set: {right}/{total}"
 
 
+@pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason="the issue's 90% target is not reached (see the floor test above)")
-def test_real_sentences_reach_the_target(kb) -> None:  # type: ignore[no-untyped-def]
-    right, total = _share(kb, held_out=False)
+def test_real_sentences_reach_the_target(outcomes) -> None:  # type: ignore[no-untyped-def]
+    right, total = _share(outcomes, held_out=False)
     assert right / total >= 0.90
 
 
@@ -224,7 +337,7 @@ def test_every_documented_example_works_written_as_a_sentence(kb) -> None:  # ty
     assert len(examples) >= 60
     wrong = []
     for example in examples:
-        canonical = kb.answer(example).read_as or example  # an example that is itself a sentence: what it reads as
+        canonical = kb.plan(example).extra.get("read_as") or example  # a sentence itself: what it reads as (not run)
         answer = kb.answer(f"Hi! Quick question: {example}? Thanks")
         if answer.read_as != canonical:
             wrong.append((example, answer.read_as))

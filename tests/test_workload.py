@@ -197,7 +197,6 @@ def test_time_to_train_compares_with_the_model_card(kb) -> None:
         ("memory for llama 3.1 8b inference with 1m context", "beyond Llama 3.1 8B's maximum"),
         ("memory for llama 3.1 8b training at q4_k_m", "inference format"),
         ("memory for cnn training", "not a model"),
-        ("speed of llama 3.1 8b inference", "on WHAT"),
         ("time to train llama 3 8b with 8 x h100 sxm5", "needs the tokens"),
         ("memory for llama 3.1 8b inference with batch 0", r"batch must be from 1 to 1,000,000 \(got 0\)"),
         ("memory for llama 2 inference", r"Llama 2 is a family: name a size \(Llama 2 7B, Llama 2 13B, Llama 2 70B\)"),
@@ -206,6 +205,13 @@ def test_time_to_train_compares_with_the_model_card(kb) -> None:
 def test_bad_workload_questions_name_the_problem(kb, question: str, message: str) -> None:
     with pytest.raises(QueryError, match=message):
         kb.answer(question)
+
+
+def test_speed_with_no_hardware_is_a_ranking_that_names_what_is_missing(kb) -> None:  # type: ignore[no-untyped-def]
+    # issue 18 (d): no longer the error 'speed of ... on WHAT?', but the GPUs ranked for it, echoed, saying what to add
+    answer = kb.answer("speed of llama 3.1 8b inference")
+    assert answer.kind == "gpus" and answer.read_as == "fastest gpu for Llama 3.1 8B inference"
+    assert any(line.startswith("no hardware named") and "'on rtx 4090'" in line for line in answer.explanation)
 
 
 def test_library_keyword_api(kb) -> None:

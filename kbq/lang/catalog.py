@@ -366,14 +366,25 @@ class Catalog:
             if FAMILY in (classes or []):
                 parts.append("{ ?s rdfs:subClassOf kbq:Algorithm }")
             filter_ = " UNION ".join(parts) if parts else ""
-        rows = self.run(
-            PREFIXES + f"SELECT DISTINCT ?n ?label WHERE {{ {filter_} ?s kbq:normalisedName ?n ; rdfs:label ?label }}"
-        ).rows
-        pool: dict[str, str] = {}
-        for n, label in rows:
-            pool.setdefault(str(n), str(label))
+        from kbq.bounded import BoundedDict
+
+        asked = (normalise(text), filter_, limit)
+        suggested: BoundedDict[tuple[str, str, int], list[str]] = self.__dict__.setdefault("_suggested", BoundedDict(512))
+        if asked in suggested:  # the sentence reader tries many texts that fail the same way
+            return list(suggested[asked])
+        pools: BoundedDict[str, dict[str, str]] = self.__dict__.setdefault("_name_pools", BoundedDict(16))
+        pool = pools.get(filter_)
+        if pool is None:  # every name of those kinds, read once per KB
+            rows = self.run(
+                PREFIXES + f"SELECT DISTINCT ?n ?label WHERE {{ {filter_} ?s kbq:normalisedName ?n ; rdfs:label ?label }}"
+            ).rows
+            pool = {}
+            for n, label in rows:
+                pool.setdefault(str(n), str(label))
+            pools[filter_] = pool
         close = difflib.get_close_matches(normalise(text), list(pool), n=limit, cutoff=0.6)
-        return list(dict.fromkeys(pool[c] for c in close))
+        suggested[asked] = list(dict.fromkeys(pool[c] for c in close))
+        return list(suggested[asked])
 
     def resolve(
         self,

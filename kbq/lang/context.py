@@ -33,6 +33,7 @@ class Context:
         self.words = Words(catalog, text)
         self.lookups: list[str] = []  # the fact queries run while compiling (shown for computed answers)
         self.as_of: str | None = None  # first day after the question's 'as of' date: prices are read at it
+        self._seen: dict[str, list[list[Value]]] = {}  # one question reads one KB: a fact query runs once
 
     def error(self, message: str, column: int | None, **extra: list[str]) -> QueryError:
         return QueryError(message, query=self.text, column=column, **extra)
@@ -40,5 +41,8 @@ class Context:
     def rows(self, sparql: str) -> list[list[Value]]:
         from kbq.lang.catalog import PREFIXES
 
-        self.lookups.append(PREFIXES + sparql)
-        return self.run(PREFIXES + sparql).rows
+        seen = self._seen.get(sparql)
+        if seen is None:  # a reverse question sizes hundreds of models with the same defaults and constants
+            self.lookups.append(PREFIXES + sparql)
+            seen = self._seen[sparql] = self.run(PREFIXES + sparql).rows
+        return [list(row) for row in seen]

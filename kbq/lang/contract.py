@@ -25,6 +25,19 @@ TERMS = frozenset(
         "sentenceText",
         "template",
         "wordRole",
+        "suffixFormat",
+        "unplacedTemplate",
+        "GenericModelProfile",  # issue18: a size alone reads as a generic dense decoder (kbq/lang/workload/generic.py)
+        "sizeNoun",
+        "architectureFrom",
+        "LargeLanguageModel",
+        "attentionHeads",
+        "hiddenSize",
+        "kvHeads",
+        "numExperts",
+        "kvLoraRank",
+        "slidingWindow",
+        "encoderOnly",  # issue18: a model id's '-AWQ' / '-FP8' suffix sets the weight format
         "trustRank",  # a size alone: the best-sourced models first
         "headBits",
         "variableBits",
@@ -256,6 +269,7 @@ MODEL_PROPERTIES = {
 # kb: individuals the code names
 INDIVIDUALS = frozenset(
     (
+        "GenericDenseDecoder",  # issue18: the generic profile a size alone reads as
         "DataSize",  # the dimension of a memory budget (sentence reader, words.budget)
         "GQA",  # kbq model import: the attention kind of an imported model
         "Inference",  # the process reverse questions size models for
@@ -316,13 +330,16 @@ STRATEGIES = frozenset(("profile", "price", "value", "efficiency", "evidence", "
 CONSTANTS = frozenset(
     (
         "activation_peak_bytes",
+        "allreduce_activation_bytes",
         "bandwidth_efficiency",
         "cuda_context_gb",
         "decode_mfu",
+        "decode_step_overhead_s",
         "gpu_memory_factor",
         "image_activation_kept",
         "image_activation_passes",
         "image_compute_efficiency",
+        "image_epoch_overhead_s",
         "image_training_factor",
         "logit_bytes",
         "mfu",

@@ -22,7 +22,7 @@ from kbq.lang.catalog import Term
 from kbq.lang.context import Context
 from kbq.lang.evaluate import calibrated
 from kbq.lang.evaluate.hardware import Accelerator
-from kbq.lang.workload import facts
+from kbq.lang.workload import facts, generic
 from kbq.lang.workload.formulas import Facts, Format
 
 FP16 = "https://kbq.dev/kb/FP16"
@@ -201,6 +201,7 @@ def resolve(
     if count is not None:
         check_count(ctx, count, count_column)
     model = facts.model(ctx, model_term)
+    lent = generic.lender(ctx, model_term) if generic.is_generic(model_term.iri) else None
     if model.params is None:
         sizes = ctx.rows(
             f"SELECT ?l WHERE {{ ?v kbq:variantOf {terms.iri(model_term.iri)} ; rdfs:label ?l ; kbq:parameterCount ?p }}"
@@ -218,6 +219,11 @@ def resolve(
     encoder_only, published = _model_extras(ctx, model_term.iri)
     notes: list[str] = []
     assumed: list[Assumption] = []
+    if lent is not None:
+        assumed.append(Assumption(generic.assumption(model_term, lent, model)))
+        same = ctx.words.models_of_size(model_term.label.split()[0])
+        if same:
+            notes.append(f"the KB's models of about this size: {', '.join(same[:5])} (ask about one for its own figures)")
 
     # --- weights format: the question's, else the process's base, else the model's published, else the default
     fmt_term = precision
@@ -375,6 +381,7 @@ def default_process(ctx: Context, workload: Term | None) -> Term | None:
     (a generative model asked bare means running it)."""
     if workload is None:
         return None
+    workload = workload._replace(iri=generic.kb_iri(workload.iri))  # a generic model: its profile's default
     rows = ctx.rows(
         f"""SELECT ?p ?label (MAX(?own) AS ?mine) (COUNT(?mid) AS ?depth) WHERE {{
   {{ {terms.iri(workload.iri)} a ?f BIND(0 AS ?own) }} UNION {{ {terms.iri(workload.iri)} rdfs:subClassOf ?f BIND(0 AS ?own) }}

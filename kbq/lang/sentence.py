@@ -10,6 +10,7 @@ canonical question it answered ("read as: ..."). No word of any language is in t
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Callable
 from functools import lru_cache
@@ -31,12 +32,15 @@ _TOKEN = re.compile(r"\$?[\w][\w.$%/+\-]*|\$\d+(?:\.\d+)?k?")
 _NUMBER = re.compile(r"^\$?(\d+(?:\.\d+)?)([a-z%$/]*)$")
 _COUNT_PREFIX = re.compile(r"^(\d+)[x×\*]([a-z].*|\d{3,}.*)$")  # '2x3090', '4xa100' (not '8x7b')
 _SIZE = re.compile(r"^(?:\d+x)?\d+(?:\.\d+)?b$")  # '70b', '8x7b': a model size
+_ACTIVE = re.compile(r"^a\d+(?:\.\d+)?b$")  # 'a3b' after '30b': the active parameters of a mixture of experts
 _GRAMMAR_WORD = re.compile(r"^[^\s=<>!(),\"']+$")
 _SLOT = re.compile(r"\{(\w+)\}")
 _STRUCTURED = re.compile(r"[=<>]|\b(where|order\s+by|limit)\b", re.IGNORECASE)
 _PUNCTUATION = " ?!.,:;\"'\u3002\uff1f\uff01\uff0c"
 _OPTIONAL = ("at", "with", "under", "mode")
 _MAX_RUN = 7
+_CHECKS_KEPT = 512  # canonical questions whose check (and plan) a KB keeps for the sentence reader
+_UNPLACED_FORMS = ("WorkloadQuestion:speed", "WorkloadQuestion:time")  # forms a missing card makes a ranking
 CheckFn = Callable[[str], Exception | None]  # None: the canonical question answers
 
 
@@ -45,12 +49,14 @@ class Intent(NamedTuple):
     priority: int
     cues: tuple[str, ...]  # normalised token sequences joined by ' '
     templates: tuple[str, ...]
+    unplaced: frozenset[str] = frozenset()  # templates for a question that names no hardware (a ranking)
 
 
 class Lexicon(NamedTuple):
     intents: tuple[Intent, ...]
     roles: dict[str, str]  # word -> ignore | budget | need | suffix
     counts: dict[str, int]
+    formats: dict[str, str]  # a packaging suffix -> the label of the weight format it says ('awq' -> GPTQ 4-bit)
 
 
 class Span(NamedTuple):
@@ -67,6 +73,7 @@ class Reading(NamedTuple):
     intent: str
     notes: tuple[str, ...] = ()
     template: str = ""
+    observed: tuple[str, ...] = ()  # numbers the sentence reports, not asks ('uses 24 gb'): a reading may leave them out
 
 
 class SentenceError(QueryError):
@@ -85,22 +92,27 @@ def lexicon(catalog: Catalog) -> Lexicon:
     assert catalog.run is not None
     rows = catalog.run(
         PREFIXES
-        + """SELECT ?i ?label ?priority ?cue ?template WHERE {
+        + """SELECT ?i ?label ?priority ?cue ?template ?unplaced WHERE {
   ?i a kbq:SentenceIntent ; rdfs:label ?label ; kbq:intentPriority ?priority .
-  { ?i kbq:cue ?cue } UNION { ?i kbq:template ?template } }"""
+  { ?i kbq:cue ?cue } UNION { ?i kbq:template ?template } UNION { ?i kbq:unplacedTemplate ?unplaced } }"""
     ).rows
-    found: dict[str, tuple[str, int, set[str], set[str]]] = {}
-    for iri, label, priority, cue, template in rows:
-        entry = found.setdefault(str(iri), (str(label), int(str(priority)), set(), set()))
+    found: dict[str, tuple[str, int, set[str], set[str], set[str]]] = {}
+    for iri, label, priority, cue, template, unplaced in rows:
+        entry = found.setdefault(str(iri), (str(label), int(str(priority)), set(), set(), set()))
         if cue is not None:
             entry[2].add(" ".join(_tokens(str(cue).lower())))
-        if template is not None:
-            entry[3].add(str(template))
+        for text in (template, unplaced):
+            if text is not None:
+                entry[3].add(str(text))
+        if unplaced is not None:
+            entry[4].add(_ordered({str(unplaced)})[0])
     intents = tuple(
         sorted(
             (
-                Intent(label, priority, tuple(sorted(cues, key=len, reverse=True)), tuple(_ordered(templates)))
-                for label, priority, cues, templates in found.values()
+                Intent(
+                    label, priority, tuple(sorted(cues, key=len, reverse=True)), tuple(_ordered(templates)), frozenset(unplaced)
+                )
+                for label, priority, cues, templates, unplaced in found.values()
             ),
             key=lambda i: -i.priority,
         )
@@ -118,7 +130,14 @@ def lexicon(catalog: Catalog) -> Lexicon:
         else:
             roles.setdefault(key, str(role))
             roles.setdefault(f"{role}:{key}", str(role))
-    lex = Lexicon(intents, roles, counts)
+    formats = {
+        " ".join(_tokens(str(text).lower())): str(label)
+        for text, label in catalog.run(
+            PREFIXES + "SELECT ?text ?label WHERE { ?w a kbq:SentenceWord ; kbq:sentenceText ?text ; "
+            "kbq:suffixFormat/rdfs:label ?label }"
+        ).rows
+    }
+    lex = Lexicon(intents, roles, counts, formats)
     catalog._sentence_lexicon = lex  # type: ignore[attr-defined]
     return lex
 
@@ -137,6 +156,7 @@ def _tokens(text: str) -> list[str]:
     text = text.replace("\u2019", "'").replace("\uff1f", " ").replace("\uff0c", " ").replace("\u3002", " ")
     text = re.sub(r"'(s|m|re|ve|ll|d)\b", " ", text)
     text = re.sub(r"(\d),(\d{3})\b", r"\1\2", text)
+    text = re.sub(r"\b(\d+(?:\.\d+)?b)\s*[x×*]\s*(\d+)\b", r"\2x\1", text)  # '7b*8', '7bx8': a mixture, '8x7b'
     if _CJK.search(text):
         text = re.sub(r"([\u3400-\u9fff\uf900-\ufaff]+)", r" \1 ", text)
     out: list[str] = []
@@ -174,6 +194,11 @@ class Reader:
         self.lex = lexicon(catalog)
         self.toks = _tokens(text.lower())
         self.notes: list[str] = []
+        self.id_format: tuple[str, str] | None = None  # (suffix, format label) a model id's packaging says
+        self._hint, self._narrowed = "", False  # the name before a size, and whether it named a model of that size
+        self._mixture = False  # the size has an active size after it ('30b-a3b'): not a dense decoder
+        self.observed: set[str] = set()  # numbers of what the sentence says a workload needs or uses
+        self._model_named = False  # the sentence names a workload (not only a process)
 
     # --- what the sentence names --------------------------------------------------------------
 
@@ -228,8 +253,11 @@ class Reader:
         org, _, name = token.rpartition("/")
         parts = re.split(r"[-_]", name) if "-" in name or "_" in name else []
         dropped: list[str] = []
+        fmt: tuple[str, str] | None = None
         while len(parts) > 1 and self.lex.roles.get(parts[-1]) == "suffix":
             dropped.insert(0, parts.pop())
+            if dropped[0] in self.lex.formats:  # the leftmost says the format ('gptq-int4': GPTQ; 'bnb-4bit': NF4)
+                fmt = (dropped[0], self.lex.formats[dropped[0]])
             base = "-".join(parts)
             for candidate in ([f"{org}/{base}"] if org else []) + [base]:
                 found = [t for t in self.cat.candidates(candidate) if t.is_a(MODEL)]
@@ -238,6 +266,7 @@ class Reader:
                         f"'{token}' read as {found[0].label}: '{'-'.join(dropped)}' names a fine-tune or packaging of "
                         "the same architecture"
                     )
+                    self.id_format = fmt
                     return Span(i, i + 1, "workload", _say(found[0].label, base), 1, tuple(found))
         return None
 
@@ -260,6 +289,7 @@ class Reader:
             if unit and self._dimension(unit) == DATA_SIZE:
                 before = toks[max(0, i - 2) : i]
                 if any(self.lex.roles.get(w) == "need" for w in before):
+                    self.observed.add(match.group() if (match := re.match(r"\d+", tok)) else tok)
                     continue
                 end = i + unit_tokens
                 for n in (2, 1):  # 'of vram', 'card'
@@ -329,13 +359,32 @@ class Reader:
     # --- intent and templates -----------------------------------------------------------------
 
     def cued(self) -> list[Intent]:
-        joined = " " + " ".join(self.toks) + " "
-        raw = self.text.lower()
-        hits = []
+        """The intents whose cues occur, highest priority first; a cue found only inside a longer cue
+        of another intent does not count ('how many' inside 'how many tokens' is the speed's)."""
+        texts = (" " + " ".join(self.toks) + " ", self.text.lower())  # words; raw text for Chinese cues
+        matched: list[tuple[Intent, list[tuple[int, int, int]]]] = []  # (text, start, end) of each cue found
         for intent in self.lex.intents:
-            if any((f" {cue} " in joined) or (_CJK.search(cue) and cue.replace(" ", "") in raw) for cue in intent.cues):
-                hits.append(intent)
-        return hits
+            places = []
+            for cue in intent.cues:
+                which = 1 if _CJK.search(cue) else 0
+                needle = cue.replace(" ", "") if which else f" {cue} "
+                at = texts[which].find(needle)
+                while at >= 0:
+                    places.append((which, at, at + len(needle)))
+                    at = texts[which].find(needle, at + 1)
+            if places:
+                matched.append((intent, places))
+
+        def covered(place: tuple[int, int, int], intent: Intent) -> bool:
+            which, start, end = place
+            return any(
+                o_which == which and o_start <= start and end <= o_end and o_end - o_start > end - start
+                for other, others in matched
+                if other is not intent
+                for o_which, o_start, o_end in others
+            )
+
+        return [intent for intent, places in matched if not all(covered(p, intent) for p in places)]
 
     def slots(self, spans: list[Span]) -> dict[str, str]:
         by_role: dict[str, list[Span]] = {}
@@ -343,6 +392,7 @@ class Reader:
             by_role.setdefault(span.role, []).append(span)
         slots: dict[str, str] = {}
         workloads = by_role.get("workload", [])
+        self._model_named = bool(workloads)
         if workloads:
             process = by_role.get("process", [])
             slots["workload"] = self._base(workloads[0]) + (f" {process[0].text}" if process else "")
@@ -356,6 +406,10 @@ class Reader:
             slots[name] = span.text
         precision = by_role.get("precision", [])
         slots["at"] = f" at {precision[0].text}" if precision else ""
+        if not precision and self.id_format is not None:  # '-AWQ', '-FP8': the weights are stored in that format
+            suffix, label = self.id_format
+            slots["at"] = f" at {label}"
+            self.notes.append(f"weights in {label}: the model id's '-{suffix}' suffix says how they are stored")
         settings = [s.text for s in by_role.get("setting", [])]
         slots["with"] = _settings_clause(settings)
         money = by_role.get("money", [])
@@ -390,7 +444,10 @@ class Reader:
         return _SLOT.sub(lambda m: slots[m.group(1)], template)
 
     def read(self, check: CheckFn) -> Reading:
-        if (embedded := self.embedded(check)) is not None:
+        return self._read(check)._replace(observed=tuple(sorted(self.observed)))
+
+    def _read(self, check: CheckFn) -> Reading:
+        if (embedded := self.embedded()) is not None:
             return embedded
         spans = self.spans()
         slots = self.slots(spans)
@@ -399,15 +456,27 @@ class Reader:
             not any(t.is_a(MODEL) for s in workloads for t in s.terms)
             or (workloads[0].end < len(self.toks) and bool(_SIZE.match(self.toks[workloads[0].end])))
         )  # 'llama 70b': a family named with a size after it
-        if (not workloads or family_only) and (sized := self.sized()):  # a process alone names no model
+        named = frozenset(i for s in spans if s.role != "workload" for i in range(s.start, s.end))
+        sized = self.sized(named) if (not workloads or family_only) else []
+        if sized:  # a process alone names no model
+            process = next((s.text for s in spans if s.role == "process"), "")
+            if (plain := self._generic(sized)) is not None:  # 'a 70b model': a generic dense decoder of that size
+                slots["workload"] = f"{plain} {process}".strip()
+                self._model_named = True
+                return self._reading(slots, check, spans)
+            sized = [found for found in sized if found[0]]  # the KB's models of that size
+        if (not workloads or family_only) and sized:
+            process = next((s.text for s in spans if s.role == "process"), "")
             if len(sized) == 1:  # 'a 72b model', 'Qwen1.5-72B-Chat': the KB's one model of that size, said so
                 model, size = sized[0]
                 self.notes.append(f"'{size}' read as {model}, the KB's model of that size (not the model named)")
                 process = next((s.text for s in spans if s.role == "process"), "")
                 slots["workload"] = f"{model} {process}".strip()
+                self._model_named = True
             else:  # several models of that size: their readings, not a guess
                 readings = []
                 process = next((s.text for s in spans if s.role == "process"), "")
+                self._model_named = True
                 for model, _size in sized[:4]:
                     try:
                         workload = f"{model} {process}".strip()
@@ -422,9 +491,9 @@ class Reader:
                     )
         return self._reading(slots, check, spans)
 
-    def embedded(self, check: CheckFn) -> Reading | None:
+    def embedded(self) -> Reading | None:
         """A canonical question inside the sentence ('hi! quick question: gpu for lstm? thanks'):
-        up to three words off either end, none of them a name the KB knows, and the rest answers."""
+        up to three words off either end, none of them a name the KB knows, and the language reads the rest."""
         words = self.text.split()
         for dropped in range(0, 7):
             for left in range(0, min(dropped, 3) + 1):
@@ -437,7 +506,7 @@ class Reader:
                 outer = [w.strip(_PUNCTUATION).lower() for w in words[:left] + words[len(words) - right :]]
                 if self._names_any(outer) or not all(self._chatty(w) for w in outer) or self.unknown & set(outer):
                     continue  # only words that mean nothing to the language are dropped, never the unknown name
-                if _form(inner) is not None and check(inner) is None:
+                if _form(inner) is not None and _compiles(inner, self.cat, self.run):  # what they wrote: run once, as the answer
                     return Reading(inner, "as written", tuple(self.notes))
         return None
 
@@ -462,6 +531,28 @@ class Reader:
             for t in terms
         )
 
+    def _unplaced_note(self, intent: Intent, template: str) -> list[str]:
+        if template not in intent.unplaced:
+            return self.notes
+        return [*self.notes, f"no hardware named: read as the GPUs ranked for it ({intent.label}); name a card "
+                "('on rtx 4090', 'on 2 x a100') for the figure itself"]
+
+    def _unplaced_applies(self, slots: dict[str, str]) -> bool:
+        """A ranking stands in for a speed or time only for a model, and only when no hardware is named."""
+        return "hardware" not in slots and self._model_named
+
+    def unplaced(self, check: CheckFn) -> Reading | None:
+        """A speed or time question that names no hardware ('how fast is llama 3 8b', 'time to train
+        bert-base'): its intent's ranking (kbq:unplacedTemplate), said so; None when it names hardware."""
+        slots = self.slots(self.spans())
+        if "workload" not in slots or not self._unplaced_applies(slots):
+            return None
+        for intent in self.cued():
+            for template in intent.templates:
+                if template in intent.unplaced and (text := self.fill(template, slots)) is not None and check(text) is None:
+                    return Reading(text, intent.label, tuple(self._unplaced_note(intent, template)), template)
+        return None
+
     def _reading(self, slots: dict[str, str], check: CheckFn, spans: list[Span]) -> Reading:
         """The cued intents' templates in priority order; if none answers, every intent's first
         answering template, keeping those that use the most of what the sentence names."""
@@ -471,9 +562,11 @@ class Reader:
                 text = self.fill(template, slots)
                 if text is None or text in tried:
                     continue
+                if template in intent.unplaced and not self._unplaced_applies(slots):
+                    continue
                 tried.append(text)
                 if check(text) is None:
-                    return Reading(text, intent.label, tuple(self.notes), template)
+                    return Reading(text, intent.label, tuple(self._unplaced_note(intent, template)), template)
         readings: list[Reading] = []
         named = {k for k in ("workload", "hardware", "gpu") if k in slots}
         for intent in self.lex.intents if named else ():  # no cue and nothing named: no reading to offer
@@ -502,11 +595,30 @@ class Reader:
             suggestions=self.nearest(spans, slots, check, tried),
         )
 
-    def sized(self) -> list[tuple[str, str]]:
+    def _generic(self, sized: list[tuple[str, str]]) -> str | None:
+        """The generic model a size reads as ('70b' -> '70b dense decoder') when no name before the
+        size narrows the KB's models of that size ('a 70b model', '72b的模型', 'mistral 123b' when the
+        KB has no Mistral of that size); None when a name narrows them ('llama 70b') or the size is not
+        a dense one ('8x7b')."""
+        from kbq.lang.workload import generic
+
+        size, narrowed = sized[0][1], self._narrowed
+        found = generic.term(self.cat, size)
+        declared = generic.profile(self.cat)
+        if found is None or declared is None or narrowed or self._mixture:
+            return None
+        if self._hint:
+            self.notes.append(f"'{self._hint} {size}' names no model of the KB: read as a {found.label}")
+        return f"{size} {declared.label}"
+
+    def sized(self, named: frozenset[int] = frozenset()) -> list[tuple[str, str]]:
         """A size where a model should be ('72b', 'qwen1.5-72b-chat', 'llama 70b'): the KB's models
-        within 5% of it, narrowed to those whose name starts like the word before the size."""
+        within 5% of it, narrowed to those whose name starts like the word before the size (or the
+        size alone, with no models, when the KB has none of it: a generic model can still be read). A word
+        the sentence names as something else (`named`: a process, a card) is no model's name."""
         from kbq.lang.words import Words
 
+        self._hint, self._narrowed, self._mixture = "", False, False
         words = Words(self.cat, self.text)
         for i, tok in enumerate(self.toks):
             parts = re.split(r"[-_]", tok)
@@ -514,13 +626,15 @@ class Reader:
                 if not _SIZE.match(part):
                     continue
                 models = words.models_of_size(part)
-                hint = parts[k - 1] if k > 0 else (self.toks[i - 1] if i > 0 else "")
-                prefix = re.match(r"[a-z]+", hint)
-                if prefix and len(prefix.group()) > 2:
-                    narrowed = [m for m in models if normalise(m).startswith(prefix.group())]
+                after = parts[k + 1] if k + 1 < len(parts) else (self.toks[i + 1] if i + 1 < len(self.toks) else "")
+                self._mixture = bool(_ACTIVE.match(after))  # '30b-a3b': a mixture of experts, no dense decoder
+                hint = parts[k - 1] if k > 0 else (self.toks[i - 1] if i > 0 and (i - 1) not in named else "")
+                prefix = re.match(r"[a-z][a-z0-9.]*", hint)  # 'qwen1.5' narrows to Qwen1.5 models, not Qwen2.5
+                if prefix and len(prefix.group()) > 2 and self.lex.roles.get(hint) != "ignore":
+                    narrowed = [m for m in models if normalise(m).startswith(normalise(prefix.group()))]
+                    self._hint, self._narrowed = hint, bool(narrowed)
                     models = narrowed or models
-                if models:
-                    return [(m, part) for m in models]
+                return [(m, part) for m in models] or [("", part)]
         return []
 
     def nearest(self, spans: list[Span], slots: dict[str, str], check: CheckFn, tried: list[str]) -> list[str]:
@@ -603,21 +717,21 @@ def compile_text(text: str, catalog: Catalog, run: Run) -> Plan:
         refused = exc
     if any(len(digits) > MAX_DIGITS for digits in re.findall(r"\d+", text)):
         raise refused  # a number too large to read: the language's error names it; no reading may drop it
-    checked: dict[str, Exception | None] = {}
-
     def check(question: str) -> Exception | None:
-        if question not in checked:
-            checked[question] = _answers(question, catalog, run)
-        return checked[question]
+        return _checked(question, catalog, run)[0]
 
     if _STRUCTURED.search(text):  # a condition, an order or a limit: a canonical question, maybe wrapped in words
-        embedded = Reader(text, catalog, run, _unknown(refused)).embedded(check)
+        embedded = Reader(text, catalog, run, _unknown(refused)).embedded()
         if embedded is None:
             raise refused
-        return _marked(compile_question(embedded.canonical, catalog, run), embedded)
+        return _marked(_plan(embedded.canonical, catalog, run), embedded)
 
     if isinstance(refused, AmbiguousTermError):
         raise refused  # a name with several meanings: its candidates are the readings
+    if type(refused) is QueryError and _form(text) in _UNPLACED_FORMS:  # 'how fast is llama 3 8b': no hardware
+        unplaced = Reader(text, catalog, run).unplaced(check)
+        if unplaced is not None:
+            return _marked(_plan(unplaced.canonical, catalog, run), unplaced)
     if type(refused) is QueryError and _form(text) not in (None, "SubjectQuestion"):
         raise refused  # the language read the form and its names: what is wrong is the question itself
     try:
@@ -639,9 +753,9 @@ def compile_text(text: str, catalog: Catalog, run: Run) -> Plan:
         raise refused  # the reading would drop the backend the question names ('using frobnicator')
     if _settings_named(text, catalog) - _settings_named(reading.canonical, catalog):
         raise refused  # the reading would drop a setting the question names ('with selective recompute')
-    if _form(text) is not None and _numbers(text) - _numbers(reading.canonical):
-        raise refused  # a question the grammar read keeps its numbers ('gpu for lstm on 0 gpus')
-    return _marked(compile_question(reading.canonical, catalog, run), reading)
+    if _form(text) is not None and _numbers(text) - _numbers(reading.canonical) - set(reading.observed):
+        raise refused  # a question the grammar read keeps its numbers ('gpu for lstm on 0 gpus'), but for reported ones
+    return _marked(_plan(reading.canonical, catalog, run), reading)
 
 
 def _unknown(refused: QueryError) -> str:
@@ -669,8 +783,9 @@ def _settings_named(text: str, catalog: Catalog) -> set[str]:
         for j in range(i + 1, min(len(toks), i + 4) + 1):
             setting = catalog.settings.get(normalise(" ".join(toks[i:j])))
             rate = j < len(toks) and toks[j] in ("per", "/s", "/sec")  # 'tokens per second' is a rate, not a setting
-            if setting is not None and not rate:
-                found.add(setting.name)
+            valued = any(re.match(r"\$?\d", t) for t in toks[max(0, i - 1) : i] + toks[j : j + 1])
+            if setting is not None and not rate and (setting.flag or setting.dimension is None or valued):
+                found.add(setting.name)  # a setting that takes a number is asked only with one ('high vram usage' is not)
     return found
 
 
@@ -688,15 +803,51 @@ def _form(text: str) -> str | None:
 
 def _answers(question: str, catalog: Catalog, run: Run) -> Exception | None:
     """None when the canonical question compiles and answers on this KB, else why not."""
+    return _checked(question, catalog, run)[0]
+
+
+def _checked(question: str, catalog: Catalog, run: Run) -> tuple[Exception | None, Plan | None]:
+    """Whether a canonical question answers on this KB, and its plan when it does. Kept per KB (a
+    bounded memo): sentences try the same canonical questions ('largest model for 24gb'), and the
+    reading's plan is the one its check compiled."""
+    from kbq.bounded import BoundedDict
     from kbq.errors import KbqError
     from kbq.lang.compile import compile_question
     from kbq.lang.run import run_plan
 
+    memo: BoundedDict[str, tuple[Exception | None, Plan | None]] = catalog.__dict__.setdefault(
+        "_sentence_checks", BoundedDict(_CHECKS_KEPT)
+    )
+    if question not in memo:
+        try:
+            plan = compile_question(question, catalog, run)
+            run_plan(question, copy.deepcopy(plan), catalog, run)
+        except KbqError as exc:
+            memo[question] = (exc, None)
+        else:
+            memo[question] = (None, plan)
+    return memo[question]
+
+
+def _compiles(question: str, catalog: Catalog, run: Run) -> bool:
+    """Whether the language reads a question on this KB (its answer is not run: a canonical question
+    inside a sentence is the question as written, answered once, errors and all)."""
+    from kbq.errors import KbqError
+    from kbq.lang.compile import compile_question
+
     try:
-        run_plan(question, compile_question(question, catalog, run), catalog, run)
-    except KbqError as exc:
-        return exc
-    return None
+        compile_question(question, catalog, run)
+    except KbqError:
+        return False
+    return True
+
+
+def _plan(question: str, catalog: Catalog, run: Run) -> Plan:
+    """The plan of a canonical question a check found to answer (a copy: the reading marks it)."""
+    from kbq.lang.compile import compile_question
+
+    plan = _checked(question, catalog, run)[1]
+    return copy.deepcopy(plan) if plan is not None else compile_question(question, catalog, run)
 
 
 def _substituted(refused: QueryError, text: str, check: CheckFn) -> list[str]:

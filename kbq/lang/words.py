@@ -254,6 +254,9 @@ class Words:
         term = process = precision = None
         term_start = term_end = -1
         i = 0
+        if (sized := self.generic(words, runs)) is not None:  # 'a 70b model': a generic dense decoder of that size
+            term, term_start, term_end = sized[0], 0, sized[1]
+            i = term_end
         while i < len(words):
             for j in range(len(words), i, -1):
                 found = runs.get((i, j), [])
@@ -287,6 +290,22 @@ class Words:
                 )
         return Workload(term, process, precision, phrase)
 
+    def generic(self, words: tuple[ast.Word, ...], runs: dict[tuple[int, int], list[Term]]) -> tuple[Term, int] | None:
+        """A size the KB has no name for, with the words that name the generic profile after it
+        ('70b', '70b model', '13b llm'): the generic model and the words it takes."""
+        from kbq.lang.workload import generic
+
+        if not words or any(runs.get((0, j)) for j in range(1, len(words) + 1)):
+            return None  # a name of the KB starts here ('70b' is no name, 'gpt-3 175b' is read as a name)
+        found = generic.term(self.cat, words[0].text)
+        declared = generic.profile(self.cat)
+        if found is None or declared is None:
+            return None
+        for n in range(min(3, len(words) - 1), 0, -1):
+            if " ".join(normalise(w.text) for w in words[1 : 1 + n]) in declared.nouns:
+                return found, 1 + n
+        return found, 1
+
     def models_of_size(self, text: str) -> list[str]:
         """'70b', '8x7b': the models whose parameter count is within 5% of a size named alone, the
         best-sourced first (a publisher's card before a generated catalog entry), then the closest."""
@@ -319,10 +338,10 @@ class Words:
         if clause.keyword == "under":
             return [self.ceiling(words)]
         phrase = ast.Phrase(words)
+        if (hardware := self.hardware(phrase)) is not None:  # before a year: 'on a 4090' names a card
+            return [hardware]
         if clause.keyword in ("on", "in") and len(words) == 1 and re.fullmatch(r"\d{4}(-\d{2}){0,2}", words[0].text):
             return [Year(words[0].text, words[0].column)]
-        if (hardware := self.hardware(phrase)) is not None:
-            return [hardware]
         if clause.keyword in ("on", "in") and (budget := self.budget(words)) is not None:
             return [budget]
         if clause.keyword in ("on", "in") and (chassis := self.chassis(phrase)) is not None:
@@ -422,6 +441,10 @@ class Words:
             return Hardware(1, found[0], phrase.column) if len(found) == 1 else None
         if not words:
             return None
+        if len(words) == 1:  # a number that is a card's name ('4090', '3090'), not a count or a year
+            named = [t for t in self.cat.candidates(words[0].text, [GPU, GPU_FAMILY]) if t.is_a(GPU, GPU_FAMILY)]
+            if len(named) == 1:
+                return Hardware(1, named[0], phrase.column)
         head = words[0].text
         rest = words[1:]
         suffix = re.sub(r"^\d+", "", head)

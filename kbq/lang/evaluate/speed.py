@@ -31,6 +31,7 @@ def decode(
     active_params: float,
     rate: tuple[float, str] | None,
     mfu: float,
+    step_overhead_s: float = 0.0,
 ) -> tuple[formulas.Speed, formulas.Speed | None]:
     """(decode, prefill): decode tokens/s from memory bandwidth, bounded by the prefill (compute)
     rate at large batches; prefill from dense FLOPS x MFU (None without a sourced rate)."""
@@ -42,5 +43,6 @@ def decode(
     speed = formulas.decode_speed(
         weight_bytes=weight_bytes, kv_bytes_per_seq=kv_bytes_per_seq, batch=batch, bandwidth_gbps=bandwidth_gbps,
         gpus=gpus, efficiency=efficiency, efficiency_text=efficiency_text, compute_bound=prefill,
+        step_overhead_s=step_overhead_s,
     )  # fmt: skip
     return speed, prefill

@@ -11,18 +11,35 @@ from kbq.lang.catalog import Term
 from kbq.lang.context import Context
 from kbq.lang.contract import MODEL_PROPERTIES
 from kbq.lang.workload.formulas import Facts, Format
+from kbq.store.executor import Value
+from kbq.store.resources import KBQ_NS
 
 _MODEL_PROPS = MODEL_PROPERTIES
 _FLOATS = {"params", "active_params", "forward_gflops", "activations_m", "activation_gb_image"}
 
 
 def model(ctx: Context, term: Term) -> Facts:
-    optional = " ".join(f"OPTIONAL {{ ?m kbq:{p} ?{name} }}" for name, p in _MODEL_PROPS.items())
+    from kbq.lang.workload import generic
+
+    if generic.is_generic(term.iri):  # 'a 70b model': the size asked, the closest dense decoder's architecture
+        lent = generic.lender(ctx, term)
+        if lent is None:
+            raise ctx.error(f"the KB has no dense decoder to lend {term.label} an architecture", None)
+        found = model(ctx, Term(lent.iri, lent.label, term.types))
+        return found._replace(label=term.label, params=float(term.iri.rsplit("/", 1)[1]), active_params=None)
+    # one pattern over the model's own triples (a query with an OPTIONAL per property took ~35 ms a model)
+    by_property = {f"{KBQ_NS}{p}": name for name, p in _MODEL_PROPS.items()}
     rows = ctx.rows(
-        f"SELECT {' '.join('?' + n for n in _MODEL_PROPS)} ?attention WHERE {{ BIND({terms.iri(term.iri)} AS ?m) {optional}"
-        " OPTIONAL { ?m kbq:attentionKind/rdfs:label ?attention } } LIMIT 1"
+        f"SELECT ?p ?o ?attention WHERE {{ {terms.iri(term.iri)} ?p ?o "
+        "OPTIONAL { FILTER(?p = kbq:attentionKind) ?o rdfs:label ?attention } }"
     )
-    values = dict(zip([*_MODEL_PROPS, "attention"], rows[0], strict=True)) if rows else {}
+    values: dict[str, Value] = {}
+    for prop, value, attention in rows:
+        name = by_property.get(str(prop))
+        if name is not None:
+            values.setdefault(name, value)
+        if attention is not None:
+            values.setdefault("attention", attention)
     sources = ctx.rows(f"SELECT DISTINCT ?s WHERE {{ {terms.iri(term.iri)} dcterms:source ?s }} ORDER BY ?s")
     kwargs: dict[str, object] = {}
     for name, value in values.items():

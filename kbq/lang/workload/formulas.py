@@ -297,14 +297,23 @@ def decode_speed(
     efficiency: float,
     efficiency_text: str,
     compute_bound: Speed | None = None,
+    step_overhead_s: float = 0.0,
 ) -> Speed:
     """Roofline decode: each step reads the weights once and every sequence's KV cache; at a large
-    batch the step is limited by arithmetic instead (the prefill rate), whichever is lower."""
+    batch the step is limited by arithmetic instead (the prefill rate), whichever is lower. A backend
+    with a calibrated fixed time per step (kernel launches, sampling: what bounds small models) adds it
+    to the step's read time."""
     step_bytes = weight_bytes + kv_bytes_per_seq * batch
     tokens = efficiency * bandwidth_gbps * GB * gpus / step_bytes * batch
+    if step_overhead_s:
+        tokens = batch / (batch / tokens + step_overhead_s)
+    overhead = f" + {step_overhead_s * 1e3:.2f} ms per step" if step_overhead_s else ""
     formula = (
         f"{efficiency_text} x {bandwidth_gbps:g} GB/s x {gpus} GPU(s) / ({weight_bytes / GB:.3g} GB weights read per step"
         f" + {batch} x {kv_bytes_per_seq / GB:.3g} GB KV) x batch {batch}"
+        if not step_overhead_s
+        else f"batch {batch} / (({weight_bytes / GB:.3g} GB weights read per step + {batch} x {kv_bytes_per_seq / GB:.3g} GB KV)"
+        f" / ({efficiency_text} x {bandwidth_gbps:g} GB/s x {gpus} GPU(s)){overhead})"
     )
     if compute_bound is not None and compute_bound.value < tokens:
         return Speed(
@@ -330,10 +339,12 @@ def serving_throughput(
     decode_mfu: float | None = None,
     active_params: float,
     gpus: int,
+    allreduce: AllReduce | None = None,
 ) -> Speed | None:
     """Output tokens/s of continuous batching at the largest batch whose KV caches fit (each request
     reserves input + output tokens). A decode step reads the weights and every request's cache at its
-    mean length, or is compute-bound, whichever is slower; each request's prompt is prefilled once."""
+    mean length, or is compute-bound, whichever is slower; each request's prompt is prefilled once.
+    Split by tensor parallelism, every token also waits for its all-reduces (`allreduce`)."""
     per_request = kv_bytes_per_token * (input_tokens + output_tokens)
     if per_request <= 0 or free_bytes < per_request:
         return None
@@ -343,17 +354,41 @@ def serving_throughput(
     decode_flops = (decode_mfu if decode_mfu is not None else mfu) * tflops * 1e12 * gpus
     memory_step = (weight_bytes + batch * kv_bytes_per_token * mean) / (efficiency * bandwidth_gbps * GB * gpus)
     compute_step = 2 * active_params * batch / decode_flops
-    step = max(memory_step, compute_step)
-    prefill = 2 * active_params * input_tokens / flops
+    per_token = allreduce.seconds_per_token if allreduce else 0.0
+    step = max(memory_step, compute_step) + batch * per_token
+    prefill = 2 * active_params * input_tokens / flops + input_tokens * per_token
     tokens = batch * output_tokens / (output_tokens * step + batch * prefill)
     bound = "memory" if memory_step >= compute_step else "compute"
+    comm = f" + {batch} tokens' all-reduces" if allreduce else ""
     return Speed(
         "serving",
         tokens,
         "output tokens/s",
         f"batch {batch} (KV of {input_tokens}+{output_tokens} tokens each in {free_bytes / GB:.0f} GB free) x "
         f"{output_tokens} tokens"
-        f" / ({output_tokens} decode steps of {step * 1e3:.1f} ms ({bound}-bound) + {batch} prefills of {prefill * 1e3:.1f} ms)",
+        f" / ({output_tokens} decode steps of {step * 1e3:.1f} ms ({bound}-bound{comm})"
+        f" + {batch} prefills of {prefill * 1e3:.1f} ms)"
+        + (f"; {allreduce.formula}" if allreduce else ""),
+    )
+
+
+class AllReduce(NamedTuple):
+    seconds_per_token: float
+    formula: str
+
+
+def tensor_parallel_allreduce(*, layers: int, hidden: int, gpus: int, link_gbps: float, activation_bytes: float) -> AllReduce:
+    """Tensor parallelism's communication per token (Megatron-LM, Shoeybi et al. 2019, section 3: two
+    all-reduces per transformer layer in the forward pass, of the attention and the MLP outputs). A ring
+    all-reduce moves 2 (n-1)/n of the data through each GPU's link in each direction, so at the link's
+    one-way bandwidth (half the two-way figure the vendor states) it takes 2 (n-1)/n x data / (link / 2):
+    the link's peak, an upper bound on what NCCL reaches."""
+    data = 2 * layers * hidden * activation_bytes
+    seconds = data * 2 * (gpus - 1) / gpus / (link_gbps / 2 * GB)
+    return AllReduce(
+        seconds,
+        f"tensor-parallel all-reduces {seconds * 1e6:.1f} us per token = 2 x {layers} layers x {hidden} hidden x"
+        f" {activation_bytes:g} B x 2 x ({gpus}-1)/{gpus} / ({link_gbps:g} GB/s link / 2 per direction)",
     )
 
 

@@ -554,12 +554,18 @@ def _image_time_plan(ctx, asked, est, explanation) -> Plan:
     examples = float(found[0][0])
     speed_, speed_rows, bound = _image_speed(ctx, asked, est, gpu, count)
     _memory_assumptions_out(explanation)
-    seen = float(epochs) * examples
-    hours = seen / speed_.value / 3600
+    overhead = calibrated.choose(ctx, "image_epoch_overhead_s", _situation(gpu, est, _backend(asked)))
+    timed = images.epochs_time(
+        epochs=float(epochs), examples=examples, dataset=dataset.label, images_per_s=speed_.value,
+        epoch_overhead_s=overhead.value if overhead else 0.0,
+        constant=overhead.describe() if overhead else "no sourced time between epochs: training passes only",
+    )  # fmt: skip
+    hours = timed.hours
+    sources = "; ".join(s for s in (facts.source_labels(ctx, dataset.iri), overhead.source if overhead else "") if s)
     rows: list[list[object]] = [
-        ["wall-clock hours", round(hours, 2), "h",
-         f"{float(epochs):g} epochs x {examples:,.0f} images ({dataset.label} training split) / {speed_.value:,.0f} images/s"
-         " / 3600", facts.source_labels(ctx, dataset.iri)],
+        ["wall-clock hours", round(hours, 2), "h", timed.formula, sources],
+        ["training passes", round(timed.passes_hours, 2), "h", "epochs x images / training images/s / 3600", ""],
+        ["between epochs", round(timed.overhead_hours, 2), "h", "epochs x time between epochs / 3600", ""],
         ["GPU-hours", round(hours * count, 1), "GPU-h", f"wall-clock hours x {count} GPUs", ""],
         *speed_rows,
     ]  # fmt: skip
@@ -568,7 +574,8 @@ def _image_time_plan(ctx, asked, est, explanation) -> Plan:
         f"estimate (not a measurement): {hours:,.1f} hours on {count} x {gpu.label} for {float(epochs):g} epochs of"
         f" {dataset.label} ({est.compute.label} compute; mostly bound by {bound})",
     )
-    explanation.append(_IMAGE_NOTE + "; evaluation passes between epochs are not counted either")
+    explanation.append(_IMAGE_NOTE + " in the images/s; the time between epochs (evaluation, checkpoints) is a calibrated"
+                       " constant per epoch")
     published = ctx.rows(
         "SELECT ?l ?n ?accLabel WHERE { ?r kbq:suite kb:MLPerfTraining ; rdfs:label ?l ; kbq:resultValue ?v ;"
         f" kbq:benchmarkModel {terms.iri(asked.model.iri)} ; kbq:acceleratorCount ?n ; kbq:accelerator ?acc ."
@@ -601,12 +608,17 @@ def _speed_plan(ctx, asked, est, consts, explanation) -> Plan:
     mfu_value, mfu_name, mfu_source = _constant(ctx, "prefill_mfu", asked.settings.get("mfu"), sit)
     decode_chosen = None if asked.settings.get("mfu") else calibrated.choose(ctx, "decode_mfu", sit)
     decode_mfu = decode_chosen.value if decode_chosen else None
+    overhead_chosen = calibrated.choose(ctx, "decode_step_overhead_s", sit)
+    overhead = overhead_chosen.value if overhead_chosen else 0.0
+    if overhead_chosen:
+        eff_name += f"; time per step: {overhead_chosen.describe()}"
     prefill = formulas.prefill_speed(
         active_params=est.model.active or 0.0, tflops=rate, gpus=count, mfu=mfu_value, rate_name=rate_name
     )
     parallel = formulas.decode_speed(
         weight_bytes=est.weight_bytes_active, kv_bytes_per_seq=est.kv_bytes_per_seq, batch=batch,
         bandwidth_gbps=gpu.bandwidth, gpus=count, efficiency=value, efficiency_text=eff_text, compute_bound=prefill,
+        step_overhead_s=overhead,
     )  # fmt: skip
     decode = parallel
     rows: list[list[object]] = []
@@ -615,7 +627,7 @@ def _speed_plan(ctx, asked, est, consts, explanation) -> Plan:
         layered, _one = speed.decode(
             weight_bytes=est.weight_bytes_active, kv_bytes_per_seq=est.kv_bytes_per_seq, batch=batch,
             bandwidth_gbps=gpu.bandwidth, gpus=1, efficiency=value, efficiency_text=eff_text,
-            active_params=est.model.active or 0.0, rate=(rate, rate_name), mfu=mfu_value,
+            active_params=est.model.active or 0.0, rate=(rate, rate_name), mfu=mfu_value, step_overhead_s=overhead,
         )  # fmt: skip
         layer_text = f"layers split over {count} GPUs, read one GPU after another: one GPU's rate ({layered.formula})"
         if calibrated.splits_layers(ctx, backend):
@@ -645,9 +657,10 @@ def _speed_plan(ctx, asked, est, consts, explanation) -> Plan:
             + ("" if named else " (kbq's default for speed questions; name another with 'using vllm')")
         )
     output = asked.settings.get("output_tokens")
+    roof = Roof(value, rate, mfu_value, decode_mfu, overhead)
     if output is not None and est.scenario.context is not None:
-        rows += _request_rows(est, gpu, count, int(output), decode, prefill, Roof(value, rate, mfu_value, decode_mfu), consts)
-    rows += _measured(ctx, asked, est, gpu, count, decode, Roof(value, rate, mfu_value, decode_mfu), prefill, consts, explanation)
+        rows += _request_rows(est, gpu, count, int(output), decode, prefill, roof, consts)
+    rows += _measured(ctx, asked, est, gpu, count, decode, roof, prefill, consts, explanation)
     per_gpu, split_notes = split(est, count, asked.settings)
     need = sum(line.gb for line in per_gpu)
     decided: dict[str, Any] = {"about": _about(est), "hardware": f"{count} x {gpu.label}"}
@@ -683,11 +696,17 @@ def _serving(est, gpu, count, n_in, n_out, roof, consts) -> formulas.Speed | Non
     runtime = consts.get("cuda_context_gb")
     weights = sum(line.gb for line in est.lines if line.part.startswith("weights")) * GB
     free = count * (gpu.memory * (usable.value if usable else 1.0) - (runtime.value if runtime else 0.0)) * GB - weights
+    model, wire = est.model, consts.get("allreduce_activation_bytes")
+    allreduce = None
+    if count > 1 and gpu.link_bandwidth and model.layers and model.hidden and wire:
+        allreduce = formulas.tensor_parallel_allreduce(
+            layers=model.layers, hidden=model.hidden, gpus=count, link_gbps=gpu.link_bandwidth, activation_bytes=wire.value
+        )
     return formulas.serving_throughput(
         weight_bytes=est.weight_bytes_active, kv_bytes_per_token=est.kv_bytes_per_seq / int(est.settings["context"]),
         free_bytes=free, input_tokens=n_in, output_tokens=n_out, bandwidth_gbps=gpu.bandwidth, efficiency=roof.efficiency,
         tflops=roof.rate, mfu=roof.mfu, decode_mfu=roof.decode_mfu, active_params=est.model.active or est.model.params,
-        gpus=count,
+        gpus=count, allreduce=allreduce,
     )  # fmt: skip
 
 
@@ -727,6 +746,7 @@ class Roof(NamedTuple):
     rate: float
     mfu: float
     decode_mfu: float | None = None  # compute-bound decode steps at a large batch, where it differs from prefill
+    step_overhead: float = 0.0  # a backend's calibrated fixed time per decode step (s)
 
 
 def _measured(ctx, asked, est, gpu, count, decode, roof, prefill, consts, explanation) -> list[list[object]]:
@@ -746,6 +766,7 @@ def _measured(ctx, asked, est, gpu, count, decode, roof, prefill, consts, explan
             at_run = formulas.decode_speed(
                 weight_bytes=est.weight_bytes_active, kv_bytes_per_seq=per_token * tokens, batch=m.batch,
                 bandwidth_gbps=gpu.bandwidth, gpus=count, efficiency=roof.efficiency, efficiency_text="",
+                step_overhead_s=roof.step_overhead,
             )  # fmt: skip
             estimate, how = at_run.value / count, f"at the run's batch {m.batch} and mean context {tokens:g}"
         elif same and m.phase == PREFILL:

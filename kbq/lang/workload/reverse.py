@@ -6,11 +6,12 @@ same verdict decides: a 'fits' keeps the usable share free."""
 
 from __future__ import annotations
 
+from kbq.bounded import BoundedDict
 from kbq.errors import QueryError
 from kbq.lang import ast
 from kbq.lang.catalog import Term
 from kbq.lang.context import Context
-from kbq.lang.evaluate import evaluate
+from kbq.lang.evaluate import Accelerator, evaluate
 from kbq.lang.plan import Plan
 from kbq.lang.words import Hardware, PrecisionChoice, SettingValue
 from kbq.lang.workload.facts import constants
@@ -19,6 +20,7 @@ from kbq.store.resources import KB_NS
 
 INFERENCE = KB_NS + "Inference"
 FITTING = ("fits", "tight")
+_SIZINGS_KEPT = 32  # hardware / format / settings whose model sizing a KB keeps (a bounded memo)
 
 
 def fitting_models(ctx: Context, clauses: tuple[ast.Clause, ...], hardware: ast.Phrase | None, *, largest: bool) -> Plan:
@@ -52,26 +54,20 @@ def fitting_models(ctx: Context, clauses: tuple[ast.Clause, ...], hardware: ast.
     share = usable.value if usable else 1.0
     accelerator = _accelerator(gpu)
     process = Term(INFERENCE, ctx.cat.label(INFERENCE), frozenset())
-    models = ctx.rows(
-        "SELECT ?m ?l ?p WHERE { ?m a kbq:Model ; rdfs:label ?l ; kbq:parameterCount ?p ; kbq:numLayers ?n } ORDER BY DESC(?p) ?l"
-    )
-    rows: list[list[object]] = []
-    unsized: list[str] = []
-    assumed: set[str] = set()
-    for iri, label, params in models:
-        try:
-            est = estimate(ctx, Term(str(iri), str(label), frozenset()), process, precision, settings, count)
-        except QueryError:
-            unsized.append(str(label))
-            continue
-        ev = evaluate(est.footprint, accelerator, count, usable_share=est.scenario.usable_share)  # the one evaluation
-        need, word = ev.per_gpu_gb, ev.verdict
-        assumed.update(est.scenario.assumed(count))
-        if word in FITTING:
-            rows.append([str(label), round(float(str(params)) / 1e9, 2), est.format.label, round(need or 0.0, 2), word])
+    asked = tuple(sorted((k, str(v)) for k, v in settings.items()))
+    key = (gpu.iri, gpu.memory, count, precision.iri if precision else None, asked)
+    cache: dict[object, tuple[tuple[list[list[object]], list[str], set[str]], list[str]]]
+    cache = ctx.cat.__dict__.setdefault("_fitting_models", BoundedDict(_SIZINGS_KEPT))
+    if key in cache:  # 'largest model' and 'models that fit' on the same hardware size the same models once per KB
+        ctx.lookups += cache[key][1]  # the look-ups they read, shown as if run again
+    else:
+        start = len(ctx.lookups)
+        cache[key] = (_size_all(ctx, accelerator, count, process, precision, settings), ctx.lookups[start:])
+    found_rows, unsized, assumed = cache[key][0]
+    rows = [list(row) for row in found_rows]
     hardware_text = f"{count} x {gpu.label}" if count > 1 else gpu.label
     if not rows:
-        raise QueryError(f"no model in the KB fits on {hardware_text} ({gpu.memory:g} GB per card)")
+        raise QueryError(f"no model in the KB fits on {hardware_text} ({gpu.memory:.1f} GB per card)")
     if largest:
         fits = [r for r in rows if r[4] == "fits"] or rows
         if fits[0] is not rows[0]:
@@ -80,7 +76,7 @@ def fitting_models(ctx: Context, clauses: tuple[ast.Clause, ...], hardware: ast.
     head = (
         f"largest model that fits on {hardware_text}: {rows[0][0]} ({rows[0][3]} GB per GPU of {gpu.memory:g} GB)"
         if largest
-        else f"{len(rows)} models fit on {hardware_text} ({gpu.memory:g} GB per card), largest first"
+        else f"{len(rows)} models fit on {hardware_text} ({gpu.memory:.1f} GB per card), largest first"
     )
     explanation.insert(0, head)
     explanation += [
@@ -101,6 +97,31 @@ def fitting_models(ctx: Context, clauses: tuple[ast.Clause, ...], hardware: ast.
         explanation=explanation,
         extra={"rows": rows},
     )
+
+
+def _size_all(
+    ctx: Context, accelerator: Accelerator, count: int, process: Term, precision: Term | None, settings: dict[str, object]
+) -> tuple[list[list[object]], list[str], set[str]]:
+    """Every model of the KB with an architecture, sized as 'memory for MODEL inference' on the hardware:
+    the rows of those that fit (largest first), those that could not be sized, the assumptions made."""
+    models = ctx.rows(
+        "SELECT ?m ?l ?p WHERE { ?m a kbq:Model ; rdfs:label ?l ; kbq:parameterCount ?p ; kbq:numLayers ?n } ORDER BY DESC(?p) ?l"
+    )
+    rows: list[list[object]] = []
+    unsized: list[str] = []
+    assumed: set[str] = set()
+    for iri, label, params in models:
+        try:
+            est = estimate(ctx, Term(str(iri), str(label), frozenset()), process, precision, settings, count)
+        except QueryError:
+            unsized.append(str(label))
+            continue
+        ev = evaluate(est.footprint, accelerator, count, usable_share=est.scenario.usable_share)  # the one evaluation
+        need, word = ev.per_gpu_gb, ev.verdict
+        assumed.update(est.scenario.assumed(count))
+        if word in FITTING:
+            rows.append([str(label), round(float(str(params)) / 1e9, 2), est.format.label, round(need or 0.0, 2), word])
+    return rows, unsized, assumed
 
 
 def _assumptions(assumed: set[str]) -> list[str]:
