@@ -43,8 +43,8 @@ class _Fp4Only:
 
 
 def _with_values(text: str, prefill: float, decode: float) -> str:
-    text = re.sub(r'(kb:ServingMfuFp4 .*?kbq:value )[0-9.]+', rf"\g<1>{prefill}", text, count=1, flags=re.S)
-    return re.sub(r'(kb:ServingDecodeMfuFp4 .*?kbq:value )[0-9.]+', rf"\g<1>{decode}", text, count=1, flags=re.S)
+    text = re.sub(r"(kb:ServingMfuFp4 .*?kbq:value )[0-9.]+", rf"\g<1>{prefill}", text, count=1, flags=re.S)
+    return re.sub(r"(kb:ServingDecodeMfuFp4 .*?kbq:value )[0-9.]+", rf"\g<1>{decode}", text, count=1, flags=re.S)
 
 
 def main() -> None:

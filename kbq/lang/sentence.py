@@ -534,8 +534,11 @@ class Reader:
     def _unplaced_note(self, intent: Intent, template: str) -> list[str]:
         if template not in intent.unplaced:
             return self.notes
-        return [*self.notes, f"no hardware named: read as the GPUs ranked for it ({intent.label}); name a card "
-                "('on rtx 4090', 'on 2 x a100') for the figure itself"]
+        return [
+            *self.notes,
+            f"no hardware named: read as the GPUs ranked for it ({intent.label}); name a card "
+            "('on rtx 4090', 'on 2 x a100') for the figure itself",
+        ]
 
     def _unplaced_applies(self, slots: dict[str, str]) -> bool:
         """A ranking stands in for a speed or time only for a model, and only when no hardware is named."""
@@ -717,6 +720,7 @@ def compile_text(text: str, catalog: Catalog, run: Run) -> Plan:
         refused = exc
     if any(len(digits) > MAX_DIGITS for digits in re.findall(r"\d+", text)):
         raise refused  # a number too large to read: the language's error names it; no reading may drop it
+
     def check(question: str) -> Exception | None:
         return _checked(question, catalog, run)[0]
 

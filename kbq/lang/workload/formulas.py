@@ -367,8 +367,7 @@ def serving_throughput(
         f"batch {batch} (KV of {input_tokens}+{output_tokens} tokens each in {free_bytes / GB:.0f} GB free) x "
         f"{output_tokens} tokens"
         f" / ({output_tokens} decode steps of {step * 1e3:.1f} ms ({bound}-bound{comm})"
-        f" + {batch} prefills of {prefill * 1e3:.1f} ms)"
-        + (f"; {allreduce.formula}" if allreduce else ""),
+        f" + {batch} prefills of {prefill * 1e3:.1f} ms)" + (f"; {allreduce.formula}" if allreduce else ""),
     )
 
 

@@ -574,8 +574,9 @@ def _image_time_plan(ctx, asked, est, explanation) -> Plan:
         f"estimate (not a measurement): {hours:,.1f} hours on {count} x {gpu.label} for {float(epochs):g} epochs of"
         f" {dataset.label} ({est.compute.label} compute; mostly bound by {bound})",
     )
-    explanation.append(_IMAGE_NOTE + " in the images/s; the time between epochs (evaluation, checkpoints) is a calibrated"
-                       " constant per epoch")
+    explanation.append(
+        _IMAGE_NOTE + " in the images/s; the time between epochs (evaluation, checkpoints) is a calibrated constant per epoch"
+    )
     published = ctx.rows(
         "SELECT ?l ?n ?accLabel WHERE { ?r kbq:suite kb:MLPerfTraining ; rdfs:label ?l ; kbq:resultValue ?v ;"
         f" kbq:benchmarkModel {terms.iri(asked.model.iri)} ; kbq:acceleratorCount ?n ; kbq:accelerator ?acc ."
