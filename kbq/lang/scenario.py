@@ -22,7 +22,7 @@ from kbq.lang.catalog import Term
 from kbq.lang.context import Context
 from kbq.lang.evaluate import calibrated
 from kbq.lang.evaluate.hardware import Accelerator
-from kbq.lang.workload import facts, generic
+from kbq.lang.workload import facts, generic, lending
 from kbq.lang.workload.formulas import Facts, Format
 
 FP16 = "https://kbq.dev/kb/FP16"
@@ -201,7 +201,7 @@ def resolve(
     if count is not None:
         check_count(ctx, count, count_column)
     model = facts.model(ctx, model_term)
-    lent = generic.lender(ctx, model_term) if generic.is_generic(model_term.iri) else None
+    lent = lending.lender(ctx, model_term) if generic.is_generic(model_term.iri) else None
     if model.params is None:
         sizes = ctx.rows(
             f"SELECT ?l WHERE {{ ?v kbq:variantOf {terms.iri(model_term.iri)} ; rdfs:label ?l ; kbq:parameterCount ?p }}"
@@ -220,7 +220,7 @@ def resolve(
     notes: list[str] = []
     assumed: list[Assumption] = []
     if lent is not None:
-        assumed.append(Assumption(generic.assumption(model_term, lent, model)))
+        assumed.append(Assumption(lending.assumption(model_term, lent, model)))
         same = ctx.words.models_of_size(model_term.label.split()[0])
         if same:
             notes.append(f"the KB's models of about this size: {', '.join(same[:5])} (ask about one for its own figures)")

@@ -36,9 +36,9 @@ class Profile(NamedTuple):
 def profiles(ctx: Context, subject: Term | None) -> list[dict[str, object]]:
     """The nearest profiles of each authority that apply to a workload (or to all of deep learning);
     a generic model ('a 70b model') takes those of the model that lends it its architecture."""
-    from kbq.lang.workload import generic
+    from kbq.lang.workload import generic, lending
 
-    if subject is not None and generic.is_generic(subject.iri) and (lent := generic.lender(ctx, subject)) is not None:
+    if subject is not None and generic.is_generic(subject.iri) and (lent := lending.lender(ctx, subject)) is not None:
         subject = subject._replace(iri=lent.iri)
     s = terms.iri(subject.iri) if subject else "kbq:Algorithm"
     rows = ctx.rows(

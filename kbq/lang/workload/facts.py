@@ -19,10 +19,10 @@ _FLOATS = {"params", "active_params", "forward_gflops", "activations_m", "activa
 
 
 def model(ctx: Context, term: Term) -> Facts:
-    from kbq.lang.workload import generic
+    from kbq.lang.workload import generic, lending
 
     if generic.is_generic(term.iri):  # 'a 70b model': the size asked, the closest dense decoder's architecture
-        lent = generic.lender(ctx, term)
+        lent = lending.lender(ctx, term)
         if lent is None:
             raise ctx.error(f"the KB has no dense decoder to lend {term.label} an architecture", None)
         found = model(ctx, Term(lent.iri, lent.label, term.types))
