@@ -84,11 +84,18 @@ class AmbiguousSentenceError(QueryError):
     """A sentence with several readings that answer; lists them instead of guessing."""
 
 
-def lexicon(catalog: Catalog) -> Lexicon:
-    """The reader's words, read once per catalog (only when a sentence reaches the reader)."""
-    cached = getattr(catalog, "_sentence_lexicon", None)
+def lexicon(catalog: Catalog, chinese: bool = False) -> Lexicon:
+    """The reader's words, read once per catalog (only when a sentence reaches the reader). Its
+    Chinese words only for a Chinese sentence: cutting them loads jieba's dictionary (~1 s), which
+    an English question (a server's first error answer, within its time limit) should not wait for."""
+    attribute = "_sentence_lexicon_zh" if chinese else "_sentence_lexicon"
+    cached = getattr(catalog, attribute, None)
     if isinstance(cached, Lexicon):
         return cached
+
+    def wanted(text: object) -> bool:
+        return chinese or not _CJK.search(str(text))
+
     assert catalog.run is not None
     rows = catalog.run(
         PREFIXES
@@ -99,7 +106,7 @@ def lexicon(catalog: Catalog) -> Lexicon:
     found: dict[str, tuple[str, int, set[str], set[str], set[str]]] = {}
     for iri, label, priority, cue, template, unplaced in rows:
         entry = found.setdefault(str(iri), (str(label), int(str(priority)), set(), set(), set()))
-        if cue is not None:
+        if cue is not None and wanted(cue):
             entry[2].add(" ".join(_tokens(str(cue).lower())))
         for text in (template, unplaced):
             if text is not None:
@@ -124,6 +131,8 @@ def lexicon(catalog: Catalog) -> Lexicon:
     roles: dict[str, str] = {}
     counts: dict[str, int] = {}
     for text, role, n in words:
+        if not wanted(text):
+            continue
         key = " ".join(_tokens(str(text).lower()))
         if str(role) == "count" and n is not None:
             counts[key] = int(str(n))
@@ -136,9 +145,10 @@ def lexicon(catalog: Catalog) -> Lexicon:
             PREFIXES + "SELECT ?text ?label WHERE { ?w a kbq:SentenceWord ; kbq:sentenceText ?text ; "
             "kbq:suffixFormat/rdfs:label ?label }"
         ).rows
+        if wanted(text)
     }
     lex = Lexicon(intents, roles, counts, formats)
-    catalog._sentence_lexicon = lex  # type: ignore[attr-defined]
+    setattr(catalog, attribute, lex)
     return lex
 
 
@@ -191,7 +201,7 @@ class Reader:
         self.unknown = frozenset(unknown.lower().split())  # the name the language refused: never dropped
         self.cat = catalog
         self.run = run
-        self.lex = lexicon(catalog)
+        self.lex = lexicon(catalog, chinese=bool(_CJK.search(text)))
         self.toks = _tokens(text.lower())
         self.notes: list[str] = []
         self.id_format: tuple[str, str] | None = None  # (suffix, format label) a model id's packaging says
