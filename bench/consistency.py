@@ -10,6 +10,7 @@ fine-tuning with ZeRO-3 and offload, MoE, a CNN, a diffusion model, a bare size)
   gpu for W where name in (GPU)            -> its cards_needed column
   compare GPU and OTHER for W              -> GPU's cards_needed column
   does W fit on N x GPU / on N-1 x GPU     -> fits / does not fit (text verdict and Result.verdict)
+  gpu for W in N cards (and N-1)          -> GPU kept at N, dropped at N-1
   memory for W on GPU                      -> fits on one card iff N == 1
   models that fit on GPU                   -> (bare 'M inference' only) M listed iff the memory form fits it
 
@@ -25,6 +26,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's kbq, not an installed one
 from kbq import KnowledgeBase
 from kbq.errors import KbqError
 
@@ -136,10 +138,12 @@ class Audit:
     def pair(self, w: str, gpu: str, other: str) -> None:
         try:
             hm = self.ask(f"how many {gpu} for {w}")
+            # a lower bound (activations not counted) says 'GPUs needed (at least)'
             n = _value(hm, "GPUs needed")
-            v = hm.verdict
-            self.check("how many: rows vs Result", hm.numbers.get("gpus_needed") == n and v is not None and v.gpus == n and v.fits,
-                       w, gpu, f"rows {n}, numbers {hm.numbers.get('gpus_needed')}, verdict {v}")
+            n = _value(hm, "GPUs needed (at least)") if n is None else n
+            v, number = hm.verdict, hm.numbers.get("gpus_needed", hm.numbers.get("gpus_needed_at_least"))
+            agree = number == n and v is not None and v.gpus == n and v.fits
+            self.check("how many: rows vs Result", agree, w, gpu, f"rows {n}, numbers {number}, verdict {v}")
         except KbqError as exc:
             if NO_COUNT not in str(exc):
                 self.refused += 1
@@ -159,6 +163,8 @@ class Audit:
             except KbqError as exc:
                 cc = f"error: {str(exc)[:60]}"
             self.check("compare cards", cc == n, w, gpu, f"how many {n}, compare {cc}")
+        if n is not None and name:
+            self.in_cards(w, gpu, name, n)
         mem = self.ask(f"memory for {w} on {gpu}")
         one = _fits(mem)
         self.check("memory text vs Result", mem.verdict is not None and mem.verdict.status == one, w, gpu,
@@ -169,14 +175,31 @@ class Audit:
             self.check("fits at N", _fits(at) == "fits" and at.verdict is not None and at.verdict.fits, w, gpu,
                        f"{n} x: {_fits(at)}")
             if n > 1:
-                below = self.ask(f"does {w} fit on {n - 1} x {gpu}")
-                self.check("not at N-1", _fits(below) != "fits" and not (below.verdict and below.verdict.fits), w, gpu,
-                           f"{n - 1} x: {_fits(below)}")
+                try:
+                    below = self.ask(f"does {w} fit on {n - 1} x {gpu}")
+                    word, fits = _fits(below), bool(below.verdict and below.verdict.fits)
+                except KbqError as exc:  # N-1 is no valid split (heads and layers): a clear error, not a fit
+                    if "cannot be split over" not in str(exc):
+                        raise
+                    word, fits = "no valid split", False
+                self.check("not at N-1", word != "fits" and not fits, w, gpu, f"{n - 1} x: {word}")
         if w.endswith(" inference") and not w.startswith("a "):
             label = _label(mem)
             listed = self.listing(gpu).get(label or "")
             expect = one if one in ("fits", "tight") else None
             self.check("models that fit", listed == expect, w, gpu, f"{label}: listed {listed}, memory form {one}")
+
+    def in_cards(self, w: str, gpu: str, name: str, n: int) -> None:
+        """'in N cards' keeps the GPU at the how-many count and drops it one card fewer."""
+        for cards, expect in ((n, True), (n - 1, False)):
+            if cards < 1 or cards > 64:
+                continue
+            try:
+                rows = self.ask(f"gpu for {w} in {cards} cards where name in ({gpu})").rows
+                listed = any(str(r[1]) == name for r in rows)
+            except KbqError:
+                listed = False
+            self.check("in N cards", listed == expect, w, gpu, f"how many {n}; 'in {cards} cards' lists it: {listed}")
 
     def report(self, seconds: float) -> list[str]:
         pairs = len(WORKLOADS) * len(GPUS)

@@ -9,6 +9,7 @@ from kbq.errors import QueryError
 from kbq.lang import ast, sparql, terms
 from kbq.lang.catalog import PREFIXES, Key, k
 from kbq.lang.context import Constraint, Context
+from kbq.lang.evaluate.hardware import work_memory_pattern
 from kbq.lang.gpu import constraints as gpu_constraints
 from kbq.lang.gpu.constraints import double
 from kbq.lang.plan import Plan
@@ -120,7 +121,8 @@ def compile_instances(ctx: Context, q: ast.SubjectQuestion, subject: Subject) ->
     evaluation = None
     if fit is not None:
         # facts for the evaluation (kbq.lang.gpu.evaluated.evaluate_instances): the GPU's memory and bandwidth
-        body.append("OPTIONAL { ?inst kbq:instanceGpu ?fg . ?fg kbq:memory ?fm . OPTIONAL { ?fg kbq:memoryBandwidth ?fbw } }")
+        fg_memory = work_memory_pattern("?fg", "fm")  # the one work-memory rule (a unified pool's GPU share)
+        body.append(f"OPTIONAL {{ ?inst kbq:instanceGpu ?fg . {fg_memory} OPTIONAL {{ ?fg kbq:memoryBandwidth ?fbw }} }}")
         select += ["?fm", "?fbw"]
         names += ["fit_gpu_memory", "fit_gpu_bandwidth"]
         names += ["fits"]

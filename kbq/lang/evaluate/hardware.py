@@ -36,3 +36,27 @@ class Accelerator(NamedTuple):
 def budget(memory_gb: float, label: str | None = None) -> Accelerator:
     """A memory budget as hardware: 'a 24 GB GPU', every other figure unknown."""
     return Accelerator(label or f"a {memory_gb:g} GB GPU", None, memory_gb)
+
+
+# --- the memory a GPU's work may use: one rule for every form ----------------------------------
+# A unified pool (Apple Silicon, Jetson) lets the GPU wire only part of it: the derived
+# kbq:gpuUsableMemory (ontology/rules/unified-memory.rq); any other card offers its kbq:memory. Both
+# are datasheet 'GB' (binary GiB): `work_memory_gb` turns them into the GB the arithmetic uses. The
+# memory form (kbq.lang.workload.facts.gpu), a ranking's cards column, 'in N cards' and cloud
+# instances all read this pattern, so a card holds a workload in every form or in none.
+
+
+WORK_MEMORY_VAR = "fit_work_memory"  # the variable a ranking's rows carry it in (kbq.lang.gpu.evaluated)
+
+
+def work_memory_pattern(gpu: str, var: str) -> str:
+    """SPARQL binding ?var to the datasheet GB `gpu` (a variable or an IRI) may use for work."""
+    return (
+        f"OPTIONAL {{ {gpu} kbq:memory ?{var}_pool }} OPTIONAL {{ {gpu} kbq:gpuUsableMemory ?{var}_gpu }}"
+        f" BIND(COALESCE(?{var}_gpu, ?{var}_pool) AS ?{var})"
+    )
+
+
+def work_memory_gb(datasheet_gb: float | None, memory_factor: float) -> float | None:
+    """The work memory in the GB the arithmetic uses (datasheet 'GB' count binary GiB: gpu_memory_factor)."""
+    return None if datasheet_gb is None else datasheet_gb * memory_factor

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from kbq.lang.evaluate import Accelerator, evaluate
 from kbq.lang.evaluate.cost import Tco, cards_cost, tco, usd_per_mtok
+from kbq.lang.evaluate.hardware import work_memory_gb
 from kbq.lang.evaluate.split import Footprint
 from kbq.lang.plan import Plan
 from kbq.store.executor import Value
@@ -36,22 +37,31 @@ def full_rows(plan: Plan, rows: list[list[Value]]) -> list[list[Value]]:
     return out
 
 
+def work_memory(plan: Plan, row: list[Value]) -> float | None:
+    """The datasheet GB a candidate's work may use (kbq.lang.evaluate.hardware.work_memory_pattern):
+    the value after the SPARQL row's shown columns; a plan compiled without it reads the memory column."""
+    spec = plan.extra.get("evaluation") or {}
+    if spec.get("work_memory"):
+        return _number(row[len(plan.columns) - len(spec["computed"])])
+    fetched = [c for c in plan.columns if c not in spec.get("computed", [])]
+    return _number(row[fetched.index("memory")]) if "memory" in fetched else None
+
+
 def evaluate_rows(plan: Plan, rows: list[list[Value]]) -> list[list[Value]]:
     """Evaluate every candidate, drop those that do not fit the asked card count, and order."""
     spec = plan.extra.get("evaluation")
     if not spec:
         return rows
+    works = [work_memory(plan, row) for row in rows]
     rows = full_rows(plan, rows)
     col = {c: i for i, c in enumerate(plan.columns)}
     fp = Footprint.from_data(spec["footprint"]) if spec["footprint"] is not None else None
     share = float(spec["usable_share"])
     t = Tco(*spec["tco"]) if spec["tco"] is not None else None
-    for row in rows:
+    for row, work in zip(rows, works, strict=True):
         cards: int | None = 1
         if fp is not None:
-            memory = _number(row[col["memory"]]) if "memory" in col else None
-            if memory is not None:  # the datasheet's binary 'GB' in bytes
-                memory *= float(spec.get("memory_factor", 1.0))
+            memory = work_memory_gb(work, float(spec.get("memory_factor", 1.0)))
             ev = evaluate(fp, Accelerator(str(row[1]), str(row[0]), memory), usable_share=share)
             cards = ev.cards_needed
             row[col["needed_gb"]] = round(fp.total, 3)
@@ -119,8 +129,8 @@ def evaluate_instances(plan: Plan, rows: list[list[Value]]) -> tuple[list[list[V
     for row in rows:
         memory, gpus = _number(row[col["fit_gpu_memory"]]), _number(row[col["gpus"]])
         count = int(gpus) if gpus else 1
+        memory = work_memory_gb(memory, float(spec.get("memory_factor", 1.0)))  # the datasheet's binary 'GB' in bytes
         if memory is not None:
-            memory *= float(spec.get("memory_factor", 1.0))  # the datasheet's binary 'GB' in bytes
             ev = evaluate(fp, Accelerator(str(row[col["gpu_model"]] or ""), None, memory), count, usable_share=share)
             if not ev.fits:
                 continue

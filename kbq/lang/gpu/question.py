@@ -11,6 +11,7 @@ from kbq.lang.catalog import Key, Term, k
 from kbq.lang.context import Constraint, Context, Status
 from kbq.lang.contract import STRATEGIES
 from kbq.lang.evaluate.cost import PRICE_RULE, Tco
+from kbq.lang.evaluate.hardware import WORK_MEMORY_VAR, work_memory_gb, work_memory_pattern
 from kbq.lang.evaluate.power import power_limit_note
 from kbq.lang.evaluate.split import cards_needed
 from kbq.lang.gpu import columns, constraints, explain, ordering
@@ -445,6 +446,11 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
         body.append('BIND(IF(?status = "", 0, 1) AS ?unverified)')
         select.append("?status")
         names.append("status")
+    if fit is not None:
+        # the memory the evaluation holds each candidate to (a unified pool's GPU share): the last
+        # value of each row, read by kbq.lang.gpu.evaluated and not shown (the memory column is the datasheet's)
+        body.append(work_memory_pattern("?gpu", WORK_MEMORY_VAR))
+        select.append("?" + WORK_MEMORY_VAR)
     if ranking:
         # the candidate rows in a DISTINCT subquery, ranked outside it: without it Virtuoso 7 joins the
         # status OPTIONALs with the score aggregates for a minute per question; DISTINCT keeps it from
@@ -563,13 +569,15 @@ def _fits_in(ctx: Context, fit: Estimate, cards: int) -> Constraint:
     """'in an 8-card server': the GPUs the cards-needed rule says hold the workload in that many
     cards, evaluated here (kbq.lang.evaluate) on each GPU's memory; SPARQL only receives the list,
     so the ranking's candidates (and the best figures its score divides by) are those GPUs."""
-    share = fit.scenario.usable_share
-    rows = ctx.rows("SELECT ?gpu ?m WHERE { ?gpu a kbq:GPU ; kbq:memory ?m } ORDER BY ?gpu")
+    share, factor = fit.scenario.usable_share, fit.scenario.memory_factor
+    rows = ctx.rows(
+        f"SELECT ?gpu ?m WHERE {{ ?gpu a kbq:GPU . {work_memory_pattern('?gpu', 'm')} FILTER(BOUND(?m)) }} ORDER BY ?gpu"
+    )
     held: list[str] = []
     memories: dict[str, float] = {}
     for gpu, memory in rows:
         memories[str(gpu)] = float(memory)  # type: ignore[arg-type]
-        needed = cards_needed(fit.footprint, memories[str(gpu)] * share)
+        needed = cards_needed(fit.footprint, (work_memory_gb(memories[str(gpu)], factor) or 0.0) * share)
         if needed is not None and needed.cards <= cards:
             held.append(str(gpu))
     least = min((memories[g] for g in held), default=None)
@@ -578,7 +586,7 @@ def _fits_in(ctx: Context, fit: Estimate, cards: int) -> Constraint:
     elif all(g in held for g, m in memories.items() if m >= least):
         # the rule held on every GPU with at least this memory: one comparison, not a list of hundreds of IRIs
         # (a long IN list passes the guard's bound on operators as the catalog grows)
-        test = f"EXISTS {{ ?gpu kbq:memory ?fit_mem FILTER({double('?fit_mem')} >= {least!r}) }}"
+        test = f"EXISTS {{ {work_memory_pattern('?gpu', 'in_mem')} FILTER({double('?in_mem')} >= {least!r}) }}"
     else:
         test = f"?gpu IN ({', '.join(terms.iri(g) for g in held)})"
     return Constraint(f"{fit.model.label} fits in {cards} card(s) (the cards-needed rule on each GPU's memory)", test)
@@ -613,6 +621,7 @@ def _evaluation_spec(
         "footprint": fit.footprint.to_data() if fit is not None else None,
         "usable_share": fit.scenario.usable_share if fit is not None else 1.0,
         "memory_factor": fit.scenario.memory_factor if fit is not None else 1.0,
+        "work_memory": fit is not None,  # each SPARQL row ends with the GPU's work memory (evaluated.work_memory)
         "cards_limit": None,  # 'in N cards' is a constraint (_fits_in): the candidates already fit
         "cards_first": _cards_first(ask, strategy, fit is not None),
         "strategy": strategy,

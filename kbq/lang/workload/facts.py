@@ -10,6 +10,7 @@ from kbq.lang import terms
 from kbq.lang.catalog import Term
 from kbq.lang.context import Context
 from kbq.lang.contract import MODEL_PROPERTIES
+from kbq.lang.evaluate.hardware import work_memory_gb
 from kbq.lang.workload.formulas import Facts, Format
 from kbq.store.executor import Value
 from kbq.store.resources import KBQ_NS
@@ -276,7 +277,7 @@ def gpu(ctx: Context, term: Term) -> Gpu:
     return Gpu(
         term.iri,
         term.label,
-        nominal * memory_factor(ctx) if nominal is not None else None,
+        work_memory_gb(nominal, memory_factor(ctx)),  # the one work-memory rule (kbq.lang.evaluate.hardware)
         float(bw) if bw is not None else None,
         {k.key: float(v) for k, v in zip(keys, rates, strict=True) if v is not None},
         str(ic) if ic else None,
