@@ -118,6 +118,9 @@ FORM_CASES = [
     ("llama 3.1 8b qlora training", "rtx 3060 12gb", "rtx 4090"),
     ("deepseek v3 inference", "h100 sxm5", "h200 sxm"),
     ("llama 3.1 8b inference with batch 16", "rtx 4060", "rtx 4090"),
+    # a unified pool: the GPU may use 144 of the M2 Ultra's 192 GB, in the ranking and compare too
+    ("llama 3.1 70b inference", "apple m2 ultra", "apple m3 max"),
+    ("llama 2 70b lora training", "apple m2 ultra", "h100 sxm5"),
 ]
 
 
@@ -218,7 +221,7 @@ def test_instances_keep_only_what_the_cards_rule_holds(kb) -> None:  # type: ign
 FORM_MODELS = ["llama 3.1 8b", "llama 3.1 70b", "llama 3.1 405b", "llama 2 7b", "llama 2 70b", "mixtral 8x7b", "deepseek v3"]
 FORM_PROCESSES = ["inference", "lora training", "qlora training", "training"]
 FORM_PRECISIONS = ["", " at int4", " at fp8", " at q4_k_m"]
-FORM_GPUS = ["rtx 4090", "rtx 3090", "rtx 3060 12gb", "a100 sxm4 80gb", "h100 sxm5", "l40s", "h200 sxm"]
+FORM_GPUS = ["rtx 4090", "rtx 3090", "rtx 3060 12gb", "a100 sxm4 80gb", "h100 sxm5", "l40s", "h200 sxm", "apple m2 ultra"]
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -285,3 +288,43 @@ def test_an_instance_shows_the_speed_form_s_decode(kb) -> None:  # type: ignore[
     speed = kb.ask(f"speed of llama 3.1 8b inference on {gpus} x {gpu} with batch 64 using vllm")
     decode = next(r[1] for r in speed.rows if r[0] == "decode")
     assert abs(row[col["tokens_per_s"]] - decode) <= 0.06 + 1e-6 * decode  # the speed form rounds to 0.1
+
+
+IN_CARDS_CASES = [
+    ("llama 3.1 70b inference at fp8", "a100 sxm4 80gb"),  # 80 GiB = 85.9 GB holds it on one card
+    ("llama 3.1 70b inference", "rtx 4090"),
+    ("qwen2.5 32b inference at q4_k_m", "rtx 3060 12gb"),
+    ("llama 2 70b lora training", "h100 sxm5"),
+    ("llama 3.1 8b training with zero 3", "rtx 4090"),
+    ("deepseek v3 inference", "rtx 4090"),
+    ("llama 3.1 70b inference", "apple m2 ultra"),  # a unified pool: its GPU share, not the whole pool
+    ("llama 2 70b lora training", "apple m2 ultra"),
+]
+
+
+@pytest.mark.parametrize(("workload", "gpu"), IN_CARDS_CASES)
+def test_in_n_cards_keeps_the_gpu_at_the_how_many_count(kb, workload: str, gpu: str) -> None:  # type: ignore[no-untyped-def]
+    """'in N cards' is the cards rule on the same work memory: the GPU is kept at how many's count
+    and dropped one card fewer (it read raw datasheet GB and a unified pool's whole size before)."""
+    n = _value(kb.ask(f"how many {gpu} for {workload}"), "GPUs needed")
+    name = kb.ask(f"gpu for {workload} where name in ({gpu})").rows[0][1]
+    kept = kb.ask(f"gpu for {workload} in {n} cards where name in ({gpu})")
+    assert name in [r[1] for r in kept.rows]
+    assert _cards(kept, name) == n
+    if n > 1:
+        try:
+            fewer = [r[1] for r in kb.ask(f"gpu for {workload} in {n - 1} cards where name in ({gpu})").rows]
+        except KbqError:
+            fewer = []
+        assert name not in fewer
+
+
+def test_a_unified_pool_is_held_to_its_gpu_share_in_every_form(kb) -> None:  # type: ignore[no-untyped-def]
+    """One work-memory rule (kbq.lang.evaluate.hardware): M2 Ultra's GPU may use 144 GiB of 192 GB.
+    Llama 3.1 70B at FP16 (~143 GB) needs 2 of them in how many, the ranking, compare and the fit form."""
+    workload = "llama 3.1 70b inference"
+    assert _value(kb.ask(f"how many apple m2 ultra for {workload}"), "GPUs needed") == 2
+    ranked = kb.ask(f"gpu for {workload} where name in (apple m2 ultra)")
+    assert _cards(ranked, "Apple M2 Ultra") == 2
+    assert ranked.rows[0][ranked.columns.index("memory")] == 192  # the column still shows the datasheet's pool
+    assert not kb.ask(f"does {workload} fit on 1 x apple m2 ultra").verdict.fits
