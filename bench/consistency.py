@@ -13,6 +13,7 @@ fine-tuning with ZeRO-3 and offload, MoE, a CNN, a diffusion model, a bare size)
   gpu for W in N cards (and N-1)          -> GPU kept at N, dropped at N-1
   memory for W on GPU                      -> fits on one card iff N == 1
   models that fit on GPU                   -> (bare 'M inference' only) M listed iff the memory form fits it
+                                              (a model without a layer count is outside the listing, which says so)
 
 and lists every disagreement in a count or a verdict.
 """
@@ -29,6 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's kbq, not an installed one
 from kbq import KnowledgeBase
 from kbq.errors import KbqError
+from kbq.lang.catalog import PREFIXES
 
 WORKLOADS = [
     # LLM inference at several formats
@@ -118,7 +120,9 @@ class Audit:
         self.problems: list[tuple[str, str, str, str]] = []  # (class, workload, gpu, detail)
         self.checks = Counter[str]()
         self.refused = 0
+        self.refusals: list[str] = []
         self._listing: dict[str, dict[str, str]] = {}
+        self._outside: set[str] | None = None
 
     def ask(self, q: str):  # type: ignore[no-untyped-def]
         return self.kb.ask(q)
@@ -127,6 +131,15 @@ class Audit:
         self.checks[kind] += 1
         if not ok:
             self.problems.append((kind, w, g, detail))
+
+    def outside_listing(self) -> set[str]:
+        """Models 'models that fit' does not cover (it says so): those without a layer count."""
+        if self._outside is None:
+            rows = self.kb.table(
+                PREFIXES + "SELECT ?l WHERE { ?m a kbq:Model ; rdfs:label ?l FILTER NOT EXISTS { ?m kbq:numLayers ?n } }"
+            ).rows
+            self._outside = {str(r[0]) for r in rows}
+        return self._outside
 
     def listing(self, gpu: str) -> dict[str, str]:
         if gpu not in self._listing:
@@ -147,6 +160,7 @@ class Audit:
         except KbqError as exc:
             if NO_COUNT not in str(exc):
                 self.refused += 1
+                self.refusals.append(f"{w} | {gpu}: {str(exc)[:110]}")
                 return
             n = None
         try:
@@ -185,6 +199,9 @@ class Audit:
                 self.check("not at N-1", word != "fits" and not fits, w, gpu, f"{n - 1} x: {word}")
         if w.endswith(" inference") and not w.startswith("a "):
             label = _label(mem)
+            if label in self.outside_listing():
+                self.checks["outside the listing's scope (stated)"] += 1
+                return
             listed = self.listing(gpu).get(label or "")
             expect = one if one in ("fits", "tight") else None
             self.check("models that fit", listed == expect, w, gpu, f"{label}: listed {listed}, memory form {one}")
@@ -214,6 +231,7 @@ class Audit:
         out.append("")
         for kind, w, g, detail in self.problems:
             out.append(f"- [{kind}] {w} | {g}: {detail}")
+        out += [f"refused: {r}" for r in self.refusals]
         return out
 
 

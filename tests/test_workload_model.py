@@ -328,3 +328,12 @@ def test_a_unified_pool_is_held_to_its_gpu_share_in_every_form(kb) -> None:  # t
     assert _cards(ranked, "Apple M2 Ultra") == 2
     assert ranked.rows[0][ranked.columns.index("memory")] == 192  # the column still shows the datasheet's pool
     assert not kb.ask(f"does {workload} fit on 1 x apple m2 ultra").verdict.fits
+
+
+def test_models_that_fit_says_which_models_it_covers(kb) -> None:  # type: ignore[no-untyped-def]
+    """ResNet-50 fits an RTX 4090 in the memory form but is not in 'models that fit' (no layer count):
+    the listing says so and names the form that sizes it, and every model it lists fits in the memory form."""
+    listing = kb.ask("models that fit on rtx 4090")
+    assert "ResNet-50" not in [r[0] for r in listing.rows]
+    assert kb.ask("memory for resnet-50 inference on rtx 4090").verdict.fits
+    assert any("ResNet-50" in line and "memory for MODEL inference" in line for line in listing.explanation)

@@ -86,6 +86,11 @@ def fitting_models(ctx: Context, clauses: tuple[ast.Clause, ...], hardware: ast.
     ]
     if precision is None:
         explanation.append("weights at each model's default format; ask 'at q4_k_m' (or another format) for a quantised fit")
+    explanation.append(
+        "covers the models whose layer count the KB holds (the transformers sized by layers, heads and context);"
+        " a model without one (a CNN such as ResNet-50, a diffusion U-Net) is not listed: 'memory for MODEL inference"
+        f" on {hardware_text}' sizes it"
+    )
     if unsized:
         explanation.append(f"not sized (facts missing): {', '.join(sorted(unsized))}")
     columns = ["model", "parameters_b", "format", "needed_gb_per_gpu", "verdict"]
