@@ -161,6 +161,7 @@ class Audit:
             if NO_COUNT not in str(exc):
                 self.refused += 1
                 self.refusals.append(f"{w} | {gpu}: {str(exc)[:110]}")
+                self.refused_elsewhere(w, gpu)
                 return
             n = None
         try:
@@ -206,6 +207,16 @@ class Audit:
             expect = one if one in ("fits", "tight") else None
             self.check("models that fit", listed == expect, w, gpu, f"{label}: listed {listed}, memory form {one}")
 
+    def refused_elsewhere(self, w: str, gpu: str) -> None:
+        """A precision gate acts in every form: the ranking leaves the GPU out, the memory form says 'cannot run'."""
+        try:
+            listed = bool(self.ask(f"gpu for {w} where name in ({gpu})").rows)
+        except KbqError:
+            listed = False
+        self.check("refused: ranking drops it", not listed, w, gpu, f"how many refuses; the ranking lists it: {listed}")
+        word = _fits(self.ask(f"memory for {w} on {gpu}"))
+        self.check("refused: memory cannot run", word == "cannot run", w, gpu, f"how many refuses; memory form: {word}")
+
     def in_cards(self, w: str, gpu: str, name: str, n: int) -> None:
         """'in N cards' keeps the GPU at the how-many count and drops it one card fewer."""
         for cards, expect in ((n, True), (n - 1, False)):
@@ -221,8 +232,9 @@ class Audit:
     def report(self, seconds: float) -> list[str]:
         pairs = len(WORKLOADS) * len(GPUS)
         out = [
-            f"workloads {len(WORKLOADS)} x GPUs {len(GPUS)} = {pairs} pairs; {self.refused} refused in every form "
-            f"(a workload the KB cannot size); {sum(self.checks.values())} checks in {seconds:.0f} s",
+            f"workloads {len(WORKLOADS)} x GPUs {len(GPUS)} = {pairs} pairs; {self.refused} refused by how many"
+            " (a precision the GPU cannot run: checked in the ranking and the memory form);"
+            f" {sum(self.checks.values())} checks in {seconds:.0f} s",
             f"disagreements: {len(self.problems)}",
         ]
         for kind, count in sorted(self.checks.items()):
