@@ -49,12 +49,17 @@ def budget(memory_gb: float, label: str | None = None) -> Accelerator:
 WORK_MEMORY_VAR = "fit_work_memory"  # the variable a ranking's rows carry it in (kbq.lang.gpu.evaluated)
 
 
-def work_memory_pattern(gpu: str, var: str) -> str:
-    """SPARQL binding ?var to the datasheet GB `gpu` (a variable or an IRI) may use for work."""
-    return (
-        f"OPTIONAL {{ {gpu} kbq:memory ?{var}_pool }} OPTIONAL {{ {gpu} kbq:gpuUsableMemory ?{var}_gpu }}"
-        f" BIND(COALESCE(?{var}_gpu, ?{var}_pool) AS ?{var})"
-    )
+def work_memory_pattern(gpu: str, var: str, *, pool: str | None = None, required: bool = False) -> str:
+    """SPARQL binding ?var to the datasheet GB `gpu` (a variable or an IRI) may use for work.
+    `pool`: a variable the query already binds to kbq:memory (one look-up fewer); `required`: only
+    GPUs with a memory size match (a plain triple, cheaper than OPTIONAL inside an EXISTS)."""
+    if pool is None:
+        pool = f"?{var}_pool"
+        memory = f"{gpu} kbq:memory {pool} ."
+        head = memory if required else f"OPTIONAL {{ {memory} }}"
+    else:
+        head = ""
+    return f"{head} OPTIONAL {{ {gpu} kbq:gpuUsableMemory ?{var}_gpu }} BIND(COALESCE(?{var}_gpu, {pool}) AS ?{var})".strip()
 
 
 def work_memory_gb(datasheet_gb: float | None, memory_factor: float) -> float | None:

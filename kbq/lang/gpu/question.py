@@ -449,7 +449,9 @@ def compile_gpus(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Plan
     if fit is not None:
         # the memory the evaluation holds each candidate to (a unified pool's GPU share): the last
         # value of each row, read by kbq.lang.gpu.evaluated and not shown (the memory column is the datasheet's)
-        body.append(work_memory_pattern("?gpu", WORK_MEMORY_VAR))
+        memory_key = ctx.cat.keys.get("memory")  # shown with every workload (above): its variable holds kbq:memory
+        pool = f"?{memory_key.var}" if memory_key is not None and memory_key in shown else None
+        body.append(work_memory_pattern("?gpu", WORK_MEMORY_VAR, pool=pool))
         select.append("?" + WORK_MEMORY_VAR)
     if ranking:
         # the candidate rows in a DISTINCT subquery, ranked outside it: without it Virtuoso 7 joins the
@@ -571,7 +573,7 @@ def _fits_in(ctx: Context, fit: Estimate, cards: int) -> Constraint:
     so the ranking's candidates (and the best figures its score divides by) are those GPUs."""
     share, factor = fit.scenario.usable_share, fit.scenario.memory_factor
     rows = ctx.rows(
-        f"SELECT ?gpu ?m WHERE {{ ?gpu a kbq:GPU . {work_memory_pattern('?gpu', 'm')} FILTER(BOUND(?m)) }} ORDER BY ?gpu"
+        f"SELECT ?gpu ?m WHERE {{ ?gpu a kbq:GPU . {work_memory_pattern('?gpu', 'm', required=True)} }} ORDER BY ?gpu"
     )
     held: list[str] = []
     memories: dict[str, float] = {}
@@ -586,7 +588,7 @@ def _fits_in(ctx: Context, fit: Estimate, cards: int) -> Constraint:
     elif all(g in held for g, m in memories.items() if m >= least):
         # the rule held on every GPU with at least this memory: one comparison, not a list of hundreds of IRIs
         # (a long IN list passes the guard's bound on operators as the catalog grows)
-        test = f"EXISTS {{ {work_memory_pattern('?gpu', 'in_mem')} FILTER({double('?in_mem')} >= {least!r}) }}"
+        test = f"EXISTS {{ {work_memory_pattern('?gpu', 'in_mem', required=True)} FILTER({double('?in_mem')} >= {least!r}) }}"
     else:
         test = f"?gpu IN ({', '.join(terms.iri(g) for g in held)})"
     return Constraint(f"{fit.model.label} fits in {cards} card(s) (the cards-needed rule on each GPU's memory)", test)
