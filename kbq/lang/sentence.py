@@ -405,7 +405,7 @@ class Reader:
         self._model_named = bool(workloads)
         if workloads:
             process = by_role.get("process", [])
-            slots["workload"] = self._base(workloads[0]) + (f" {process[0].text}" if process else "")
+            slots["workload"] = self._sized_family(workloads[0]) + (f" {process[0].text}" if process else "")
         elif "process" in by_role:
             slots["workload"] = by_role["process"][0].text
         hardware = [s for s in spans if s.role in ("gpu", "budget")]
@@ -429,6 +429,27 @@ class Reader:
         slots["mode"] = " ".join(p for p in ((mode[0].text if mode else "best"), qualifiers) if p)
         return slots
 
+    def _sized_family(self, span: Span) -> str:
+        """A family named without a size ('can I run llama 3 on a 4060 ti') reads as its smallest
+        size in the KB (whether the family runs at all), said with its other sizes: the question
+        about a family has no figure of its own (the grammar refuses it and names the sizes)."""
+        models = [t for t in span.terms if t.is_a(MODEL)]
+        if len(models) != 1:
+            return self._base(span)
+        from kbq.lang import terms
+
+        family = terms.iri(models[0].iri)
+        rows = self.run(
+            PREFIXES + f"SELECT ?l WHERE {{ ?v kbq:variantOf {family} ; rdfs:label ?l ; kbq:parameterCount ?p "
+            f"FILTER NOT EXISTS {{ {family} kbq:parameterCount ?own }} }} ORDER BY ?p ?l"
+        ).rows
+        if not rows or _say(str(rows[0][0]), "") == "":  # no size, or one the grammar cannot read back
+            return self._base(span)
+        sizes = [str(r[0]) for r in rows]
+        others = f"; its other sizes: {', '.join(sizes[1:])} (name one to ask about it)" if len(sizes) > 1 else ""
+        self.notes.append(f"{models[0].label} is a family named without a size: read as its smallest, {sizes[0]}{others}")
+        return _say(sizes[0], span.text)
+
     def _base(self, span: Span) -> str:
         """A fine-tune the KB links to its base (kbq:baseModel) without facts of its own reads as the
         base, whose architecture it shares; said in the answer."""
@@ -449,6 +470,10 @@ class Reader:
 
     def fill(self, template: str, slots: dict[str, str]) -> str | None:
         names = _SLOT.findall(template)
+        if "topgpu" in names and "topgpu" not in slots and "gpu" not in slots and "workload" in slots:
+            top = _first_ranked(f"best gpu for {slots['workload']}{slots.get('at', '')}", self.cat, self.run)
+            if top is not None:
+                slots["topgpu"] = top
         if any(n not in slots for n in names):
             return None
         return _SLOT.sub(lambda m: slots[m.group(1)], template)
@@ -579,7 +604,10 @@ class Reader:
                     continue
                 tried.append(text)
                 if check(text) is None:
-                    return Reading(text, intent.label, tuple(self._unplaced_note(intent, template)), template)
+                    notes = self._unplaced_note(intent, template)
+                    if "{topgpu}" in template:
+                        notes = [*notes, _TOP_NOTE.format(gpu=slots["topgpu"], workload=slots["workload"])]
+                    return Reading(text, intent.label, tuple(notes), template)
         readings: list[Reading] = []
         named = {k for k in ("workload", "hardware", "gpu") if k in slots}
         for intent in self.lex.intents if named else ():  # no cue and nothing named: no reading to offer
@@ -770,6 +798,27 @@ def compile_text(text: str, catalog: Catalog, run: Run) -> Plan:
     if _form(text) is not None and _numbers(text) - _numbers(reading.canonical) - set(reading.observed):
         raise refused  # a question the grammar read keeps its numbers ('gpu for lstm on 0 gpus'), but for reported ones
     return _marked(_plan(reading.canonical, catalog, run), reading)
+
+
+_TOP_NOTE = "no card named: read with {gpu}, the first of 'best gpu for {workload}'; name a card for another"
+
+
+def _first_ranked(ranking: str, catalog: Catalog, run: Run) -> str | None:
+    """The first GPU of a ranking question ('best gpu for deepseek-v3'), as the grammar reads it;
+    None when the ranking does not answer or is empty."""
+    from kbq.lang.run import run_plan
+
+    if _checked(ranking, catalog, run)[0] is not None:
+        return None
+    result = run_plan(ranking, _plan(ranking, catalog, run), catalog, run)
+    iri = result.rows[0][0] if result.rows else None
+    if not isinstance(iri, str):
+        return None
+    name = _say(catalog.label(iri), "")  # its label, or its IRI's name when the label holds '(' or ','
+    local = iri.rsplit("/", 1)[-1].replace("_", " ")
+    if not name and any(t.iri == iri for t in catalog.lookup([local]).get(normalise(local), [])):
+        name = local
+    return name or None
 
 
 def _unknown(refused: QueryError) -> str:
