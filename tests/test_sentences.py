@@ -342,3 +342,26 @@ def test_every_documented_example_works_written_as_a_sentence(kb) -> None:  # ty
         if answer.read_as != canonical:
             wrong.append((example, answer.read_as))
     assert wrong == []
+
+
+def test_a_family_named_without_a_size_reads_as_its_smallest_size(kb) -> None:  # type: ignore[no-untyped-def]
+    """'run llama 3 on a 4060 ti': the family's smallest size in the KB (by parameter count), its
+    other sizes named in the answer; the grammar itself still refuses 'memory for llama 3'."""
+    answer = kb.answer("could I run Llama 3 on an RTX 4060 Ti 16GB?")
+    assert answer.read_as == "does Llama 3 8B fit on GeForce RTX 4060 Ti 16GB"
+    assert any("smallest, Llama 3 8B" in line and "Llama 3 70B" in line for line in answer.explanation)
+
+
+def test_how_many_with_no_card_reads_with_the_first_ranked_gpu(kb) -> None:  # type: ignore[no-untyped-def]
+    first = kb.answer("best gpu for DeepSeek-V3").rows[0][1]
+    answer = kb.answer("how many gpus do I need to deploy deepseek-v3?")
+    assert answer.kind == "how_many" and answer.read_as is not None
+    assert answer.read_as.startswith("how many ") and answer.read_as.endswith(" for DeepSeek-V3")
+    assert any("the first of 'best gpu for DeepSeek-V3'" in line for line in answer.explanation)
+    assert answer.explanation[2].startswith(f"{answer.rows[0][1]} x {first}:")  # that card, counted
+
+
+def test_bits_inside_a_size_token_set_the_weight_format(kb) -> None:  # type: ignore[no-untyped-def]
+    assert kb.answer("how much vram for a 72b-4bit model").read_as == "memory for 72b dense decoder at INT4"
+    assert kb.answer("how much vram for qwen2-72b-4bit").rows == kb.answer("memory for qwen2-72b at int4").rows
+    assert kb.answer("how much vram for qwen2-72b-int8 at fp16").read_as == "memory for Qwen2-72B at FP16"  # named wins

@@ -416,10 +416,8 @@ class Reader:
             slots[name] = span.text
         precision = by_role.get("precision", [])
         slots["at"] = f" at {precision[0].text}" if precision else ""
-        if not precision and self.id_format is not None:  # '-AWQ', '-FP8': the weights are stored in that format
-            suffix, label = self.id_format
-            slots["at"] = f" at {label}"
-            self.notes.append(f"weights in {label}: the model id's '-{suffix}' suffix says how they are stored")
+        if not precision:
+            self._id_format(slots)
         settings = [s.text for s in by_role.get("setting", [])]
         slots["with"] = _settings_clause(settings)
         money = by_role.get("money", [])
@@ -428,6 +426,13 @@ class Reader:
         qualifiers = " ".join(s.text for s in by_role.get("qualifier", []))
         slots["mode"] = " ".join(p for p in ((mode[0].text if mode else "best"), qualifiers) if p)
         return slots
+
+    def _id_format(self, slots: dict[str, str]) -> None:
+        """'-AWQ', '-FP8', '72b-4bit': the weights are stored in that format (when the question names none)."""
+        if self.id_format is not None and not slots.get("at"):
+            suffix, label = self.id_format
+            slots["at"] = f" at {label}"
+            self.notes.append(f"weights in {label}: the name's '-{suffix}' suffix says how they are stored")
 
     def _sized_family(self, span: Span) -> str:
         """A family named without a size ('can I run llama 3 on a 4060 ti') reads as its smallest
@@ -493,6 +498,8 @@ class Reader:
         )  # 'llama 70b': a family named with a size after it
         named = frozenset(i for s in spans if s.role != "workload" for i in range(s.start, s.end))
         sized = self.sized(named) if (not workloads or family_only) else []
+        if not any(s.role == "precision" for s in spans):
+            self._id_format(slots)  # a size's own suffix ('72b-4bit')
         if sized:  # a process alone names no model
             process = next((s.text for s in spans if s.role == "process"), "")
             if (plain := self._generic(sized)) is not None:  # 'a 70b model': a generic dense decoder of that size
@@ -669,6 +676,8 @@ class Reader:
                 models = words.models_of_size(part)
                 after = parts[k + 1] if k + 1 < len(parts) else (self.toks[i + 1] if i + 1 < len(self.toks) else "")
                 self._mixture = bool(_ACTIVE.match(after))  # '30b-a3b': a mixture of experts, no dense decoder
+                if k + 1 < len(parts) and after in self.lex.formats and self.id_format is None:
+                    self.id_format = (after, self.lex.formats[after])  # '72b-4bit': the weights' format
                 hint = parts[k - 1] if k > 0 else (self.toks[i - 1] if i > 0 and (i - 1) not in named else "")
                 prefix = re.match(r"[a-z][a-z0-9.]*", hint)  # 'qwen1.5' narrows to Qwen1.5 models, not Qwen2.5
                 if prefix and len(prefix.group()) > 2 and self.lex.roles.get(hint) != "ignore":
