@@ -365,3 +365,13 @@ def test_bits_inside_a_size_token_set_the_weight_format(kb) -> None:  # type: ig
     assert kb.answer("how much vram for a 72b-4bit model").read_as == "memory for 72b dense decoder at INT4"
     assert kb.answer("how much vram for qwen2-72b-4bit").rows == kb.answer("memory for qwen2-72b at int4").rows
     assert kb.answer("how much vram for qwen2-72b-int8 at fp16").read_as == "memory for Qwen2-72B at FP16"  # named wins
+
+
+def test_a_year_is_kept_where_the_reading_takes_it_else_left_out_and_said(kb) -> None:  # type: ignore[no-untyped-def]
+    compared = kb.answer("rtx 4090 vs rtx 3090: which one should I buy in 2026?")
+    assert compared.read_as == "compare GeForce RTX 4090 vs GeForce RTX 3090 in 2026"
+    memory = kb.answer("how much vram do I need for llama 3 8b in 2026?")
+    assert memory.read_as == "memory for Llama 3 8B" and memory.rows == kb.answer("memory for llama 3 8b").rows
+    assert any(line.startswith("'in 2026' left out") for line in memory.explanation)
+    with pytest.raises(QueryError):
+        kb.answer("gpu for lstm on 0 gpus")  # a number that is not a year is never left out

@@ -33,6 +33,7 @@ _NUMBER = re.compile(r"^\$?(\d+(?:\.\d+)?)([a-z%$/]*)$")
 _COUNT_PREFIX = re.compile(r"^(\d+)[x×\*]([a-z].*|\d{3,}.*)$")  # '2x3090', '4xa100' (not '8x7b')
 _SIZE = re.compile(r"^(?:\d+x)?\d+(?:\.\d+)?b$")  # '70b', '8x7b': a model size
 _ACTIVE = re.compile(r"^a\d+(?:\.\d+)?b$")  # 'a3b' after '30b': the active parameters of a mixture of experts
+_YEAR = re.compile(r"^(?:19|20)\d\d$")  # a year the grammar reads after 'in' ('gpu for bert in 2019')
 _GRAMMAR_WORD = re.compile(r"^[^\s=<>!(),\"']+$")
 _SLOT = re.compile(r"\{(\w+)\}")
 _STRUCTURED = re.compile(r"[=<>]|\b(where|order\s+by|limit)\b", re.IGNORECASE)
@@ -804,8 +805,11 @@ def compile_text(text: str, catalog: Catalog, run: Run) -> Plan:
         raise refused  # the reading would drop the backend the question names ('using frobnicator')
     if _settings_named(text, catalog) - _settings_named(reading.canonical, catalog):
         raise refused  # the reading would drop a setting the question names ('with selective recompute')
-    if _form(text) is not None and _numbers(text) - _numbers(reading.canonical) - set(reading.observed):
-        raise refused  # a question the grammar read keeps its numbers ('gpu for lstm on 0 gpus'), but for reported ones
+    if dropped := _numbers(text) - _numbers(reading.canonical) - set(reading.observed):
+        dated = _with_year(reading, dropped, text, check)
+        if dated is None and _form(text) is not None:
+            raise refused  # a question the grammar read keeps its numbers ('gpu for lstm on 0 gpus'), but for reported ones
+        reading = dated or reading
     return _marked(_plan(reading.canonical, catalog, run), reading)
 
 
@@ -828,6 +832,20 @@ def _first_ranked(ranking: str, catalog: Catalog, run: Run) -> str | None:
     if not name and any(t.iri == iri for t in catalog.lookup([local]).get(normalise(local), [])):
         name = local
     return name or None
+
+
+def _with_year(reading: Reading, dropped: set[str], text: str, check: CheckFn) -> Reading | None:
+    """A year the reading left out ('... which to buy in 2026'; the grammar's 'in YEAR'): kept when
+    the reading takes it, else dropped and said; None when something else was left out."""
+    years = {n for n in dropped if _YEAR.match(n) and re.search(rf"\bin\s+{n}\b", text, re.IGNORECASE)}
+    if len(years) != 1 or years != dropped:
+        return None
+    year = years.pop()
+    dated = f"{reading.canonical} in {year}"
+    if check(dated) is None:
+        return reading._replace(canonical=dated)
+    note = f"'in {year}' left out: {reading.canonical!r} has no date; the KB's figures are those it holds now"
+    return reading._replace(notes=(*reading.notes, note))
 
 
 def _unknown(refused: QueryError) -> str:
