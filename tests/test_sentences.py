@@ -375,3 +375,12 @@ def test_a_year_is_kept_where_the_reading_takes_it_else_left_out_and_said(kb) ->
     assert any(line.startswith("'in 2026' left out") for line in memory.explanation)
     with pytest.raises(QueryError):
         kb.answer("gpu for lstm on 0 gpus")  # a number that is not a year is never left out
+
+
+def test_a_plus_between_two_names_separates_them(kb) -> None:  # type: ignore[no-untyped-def]
+    from kbq.lang.sentence import _tokens
+
+    assert _tokens("4bit lora+flashattention2 for mixtral") == ["4bit", "lora", "flashattention2", "for", "mixtral"]
+    assert _tokens("a 16gb+ card") == ["a", "16gb", "card"]
+    answer = kb.answer("how much vram does lora+flashattention2 on mixtral 8x7b need")
+    assert answer.read_as.startswith("memory for Mixtral 8x7B LoRA")

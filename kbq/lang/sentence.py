@@ -33,6 +33,7 @@ _NUMBER = re.compile(r"^\$?(\d+(?:\.\d+)?)([a-z%$/]*)$")
 _COUNT_PREFIX = re.compile(r"^(\d+)[x×\*]([a-z].*|\d{3,}.*)$")  # '2x3090', '4xa100' (not '8x7b')
 _SIZE = re.compile(r"^(?:\d+x)?\d+(?:\.\d+)?b$")  # '70b', '8x7b': a model size
 _ACTIVE = re.compile(r"^a\d+(?:\.\d+)?b$")  # 'a3b' after '30b': the active parameters of a mixture of experts
+_JOINED = re.compile(r"(?<=[a-z0-9])\+(?=[a-z])")  # a plus between two names ('lora+flashattention2'), not '16gb+'
 _YEAR = re.compile(r"^(?:19|20)\d\d$")  # a year the grammar reads after 'in' ('gpu for bert in 2019')
 _GRAMMAR_WORD = re.compile(r"^[^\s=<>!(),\"']+$")
 _SLOT = re.compile(r"\{(\w+)\}")
@@ -178,7 +179,7 @@ def _tokens(text: str) -> list[str]:
             jieba.setLogLevel(60)
             out += [w for w in jieba.lcut(piece) if w.strip()]
             continue
-        for token in _TOKEN.findall(piece):
+        for token in (t for found in _TOKEN.findall(piece) for t in _JOINED.split(found)):  # 'lora+flashattention2': two names
             token = token.rstrip(".-/+")
             if not token:
                 continue
