@@ -33,6 +33,8 @@ _NUMBER = re.compile(r"^\$?(\d+(?:\.\d+)?)([a-z%$/]*)$")
 _COUNT_PREFIX = re.compile(r"^(\d+)[x×\*]([a-z].*|\d{3,}.*)$")  # '2x3090', '4xa100' (not '8x7b')
 _SIZE = re.compile(r"^(?:\d+x)?\d+(?:\.\d+)?b$")  # '70b', '8x7b': a model size
 _ACTIVE = re.compile(r"^a\d+(?:\.\d+)?b$")  # 'a3b' after '30b': the active parameters of a mixture of experts
+_JOINED = re.compile(r"(?<=[a-z0-9])\+(?=[a-z])")  # a plus between two names ('lora+flashattention2'), not '16gb+'
+_YEAR = re.compile(r"^(?:19|20)\d\d$")  # a year the grammar reads after 'in' ('gpu for bert in 2019')
 _GRAMMAR_WORD = re.compile(r"^[^\s=<>!(),\"']+$")
 _SLOT = re.compile(r"\{(\w+)\}")
 _STRUCTURED = re.compile(r"[=<>]|\b(where|order\s+by|limit)\b", re.IGNORECASE)
@@ -177,7 +179,7 @@ def _tokens(text: str) -> list[str]:
             jieba.setLogLevel(60)
             out += [w for w in jieba.lcut(piece) if w.strip()]
             continue
-        for token in _TOKEN.findall(piece):
+        for token in (t for found in _TOKEN.findall(piece) for t in _JOINED.split(found)):  # 'lora+flashattention2': two names
             token = token.rstrip(".-/+")
             if not token:
                 continue
@@ -405,7 +407,7 @@ class Reader:
         self._model_named = bool(workloads)
         if workloads:
             process = by_role.get("process", [])
-            slots["workload"] = self._base(workloads[0]) + (f" {process[0].text}" if process else "")
+            slots["workload"] = self._sized_family(workloads[0]) + (f" {process[0].text}" if process else "")
         elif "process" in by_role:
             slots["workload"] = by_role["process"][0].text
         hardware = [s for s in spans if s.role in ("gpu", "budget")]
@@ -416,10 +418,8 @@ class Reader:
             slots[name] = span.text
         precision = by_role.get("precision", [])
         slots["at"] = f" at {precision[0].text}" if precision else ""
-        if not precision and self.id_format is not None:  # '-AWQ', '-FP8': the weights are stored in that format
-            suffix, label = self.id_format
-            slots["at"] = f" at {label}"
-            self.notes.append(f"weights in {label}: the model id's '-{suffix}' suffix says how they are stored")
+        if not precision:
+            self._id_format(slots)
         settings = [s.text for s in by_role.get("setting", [])]
         slots["with"] = _settings_clause(settings)
         money = by_role.get("money", [])
@@ -428,6 +428,34 @@ class Reader:
         qualifiers = " ".join(s.text for s in by_role.get("qualifier", []))
         slots["mode"] = " ".join(p for p in ((mode[0].text if mode else "best"), qualifiers) if p)
         return slots
+
+    def _id_format(self, slots: dict[str, str]) -> None:
+        """'-AWQ', '-FP8', '72b-4bit': the weights are stored in that format (when the question names none)."""
+        if self.id_format is not None and not slots.get("at"):
+            suffix, label = self.id_format
+            slots["at"] = f" at {label}"
+            self.notes.append(f"weights in {label}: the name's '-{suffix}' suffix says how they are stored")
+
+    def _sized_family(self, span: Span) -> str:
+        """A family named without a size ('can I run llama 3 on a 4060 ti') reads as its smallest
+        size in the KB (whether the family runs at all), said with its other sizes: the question
+        about a family has no figure of its own (the grammar refuses it and names the sizes)."""
+        models = [t for t in span.terms if t.is_a(MODEL)]
+        if len(models) != 1:
+            return self._base(span)
+        from kbq.lang import terms
+
+        family = terms.iri(models[0].iri)
+        rows = self.run(
+            PREFIXES + f"SELECT ?l WHERE {{ ?v kbq:variantOf {family} ; rdfs:label ?l ; kbq:parameterCount ?p "
+            f"FILTER NOT EXISTS {{ {family} kbq:parameterCount ?own }} }} ORDER BY ?p ?l"
+        ).rows
+        if not rows or _say(str(rows[0][0]), "") == "":  # no size, or one the grammar cannot read back
+            return self._base(span)
+        sizes = [str(r[0]) for r in rows]
+        others = f"; its other sizes: {', '.join(sizes[1:])} (name one to ask about it)" if len(sizes) > 1 else ""
+        self.notes.append(f"{models[0].label} is a family named without a size: read as its smallest, {sizes[0]}{others}")
+        return _say(sizes[0], span.text)
 
     def _base(self, span: Span) -> str:
         """A fine-tune the KB links to its base (kbq:baseModel) without facts of its own reads as the
@@ -449,6 +477,10 @@ class Reader:
 
     def fill(self, template: str, slots: dict[str, str]) -> str | None:
         names = _SLOT.findall(template)
+        if "topgpu" in names and "topgpu" not in slots and "gpu" not in slots and "workload" in slots:
+            top = _first_ranked(f"best gpu for {slots['workload']}{slots.get('at', '')}", self.cat, self.run)
+            if top is not None:
+                slots["topgpu"] = top
         if any(n not in slots for n in names):
             return None
         return _SLOT.sub(lambda m: slots[m.group(1)], template)
@@ -468,6 +500,8 @@ class Reader:
         )  # 'llama 70b': a family named with a size after it
         named = frozenset(i for s in spans if s.role != "workload" for i in range(s.start, s.end))
         sized = self.sized(named) if (not workloads or family_only) else []
+        if not any(s.role == "precision" for s in spans):
+            self._id_format(slots)  # a size's own suffix ('72b-4bit')
         if sized:  # a process alone names no model
             process = next((s.text for s in spans if s.role == "process"), "")
             if (plain := self._generic(sized)) is not None:  # 'a 70b model': a generic dense decoder of that size
@@ -579,7 +613,10 @@ class Reader:
                     continue
                 tried.append(text)
                 if check(text) is None:
-                    return Reading(text, intent.label, tuple(self._unplaced_note(intent, template)), template)
+                    notes = self._unplaced_note(intent, template)
+                    if "{topgpu}" in template:
+                        notes = [*notes, _TOP_NOTE.format(gpu=slots["topgpu"], workload=slots["workload"])]
+                    return Reading(text, intent.label, tuple(notes), template)
         readings: list[Reading] = []
         named = {k for k in ("workload", "hardware", "gpu") if k in slots}
         for intent in self.lex.intents if named else ():  # no cue and nothing named: no reading to offer
@@ -641,6 +678,8 @@ class Reader:
                 models = words.models_of_size(part)
                 after = parts[k + 1] if k + 1 < len(parts) else (self.toks[i + 1] if i + 1 < len(self.toks) else "")
                 self._mixture = bool(_ACTIVE.match(after))  # '30b-a3b': a mixture of experts, no dense decoder
+                if k + 1 < len(parts) and after in self.lex.formats and self.id_format is None:
+                    self.id_format = (after, self.lex.formats[after])  # '72b-4bit': the weights' format
                 hint = parts[k - 1] if k > 0 else (self.toks[i - 1] if i > 0 and (i - 1) not in named else "")
                 prefix = re.match(r"[a-z][a-z0-9.]*", hint)  # 'qwen1.5' narrows to Qwen1.5 models, not Qwen2.5
                 if prefix and len(prefix.group()) > 2 and self.lex.roles.get(hint) != "ignore":
@@ -767,9 +806,47 @@ def compile_text(text: str, catalog: Catalog, run: Run) -> Plan:
         raise refused  # the reading would drop the backend the question names ('using frobnicator')
     if _settings_named(text, catalog) - _settings_named(reading.canonical, catalog):
         raise refused  # the reading would drop a setting the question names ('with selective recompute')
-    if _form(text) is not None and _numbers(text) - _numbers(reading.canonical) - set(reading.observed):
-        raise refused  # a question the grammar read keeps its numbers ('gpu for lstm on 0 gpus'), but for reported ones
+    if dropped := _numbers(text) - _numbers(reading.canonical) - set(reading.observed):
+        dated = _with_year(reading, dropped, text, check)
+        if dated is None and _form(text) is not None:
+            raise refused  # a question the grammar read keeps its numbers ('gpu for lstm on 0 gpus'), but for reported ones
+        reading = dated or reading
     return _marked(_plan(reading.canonical, catalog, run), reading)
+
+
+_TOP_NOTE = "no card named: read with {gpu}, the first of 'best gpu for {workload}'; name a card for another"
+
+
+def _first_ranked(ranking: str, catalog: Catalog, run: Run) -> str | None:
+    """The first GPU of a ranking question ('best gpu for deepseek-v3'), as the grammar reads it;
+    None when the ranking does not answer or is empty."""
+    from kbq.lang.run import run_plan
+
+    if _checked(ranking, catalog, run)[0] is not None:
+        return None
+    result = run_plan(ranking, _plan(ranking, catalog, run), catalog, run)
+    iri = result.rows[0][0] if result.rows else None
+    if not isinstance(iri, str):
+        return None
+    name = _say(catalog.label(iri), "")  # its label, or its IRI's name when the label holds '(' or ','
+    local = iri.rsplit("/", 1)[-1].replace("_", " ")
+    if not name and any(t.iri == iri for t in catalog.lookup([local]).get(normalise(local), [])):
+        name = local
+    return name or None
+
+
+def _with_year(reading: Reading, dropped: set[str], text: str, check: CheckFn) -> Reading | None:
+    """A year the reading left out ('... which to buy in 2026'; the grammar's 'in YEAR'): kept when
+    the reading takes it, else dropped and said; None when something else was left out."""
+    years = {n for n in dropped if _YEAR.match(n) and re.search(rf"\bin\s+{n}\b", text, re.IGNORECASE)}
+    if len(years) != 1 or years != dropped:
+        return None
+    year = years.pop()
+    dated = f"{reading.canonical} in {year}"
+    if check(dated) is None:
+        return reading._replace(canonical=dated)
+    note = f"'in {year}' left out: {reading.canonical!r} has no date; the KB's figures are those it holds now"
+    return reading._replace(notes=(*reading.notes, note))
 
 
 def _unknown(refused: QueryError) -> str:
