@@ -182,13 +182,19 @@ class Audit:
             self.in_cards(w, gpu, name, n)
         mem = self.ask(f"memory for {w} on {gpu}")
         one = _fits(mem)
-        self.check("memory text vs Result", mem.verdict is not None and mem.verdict.status == one, w, gpu,
-                   f"text {one}, Result {mem.verdict and mem.verdict.status}")
+        self.check(
+            "memory text vs Result",
+            mem.verdict is not None and mem.verdict.status == one,
+            w,
+            gpu,
+            f"text {one}, Result {mem.verdict and mem.verdict.status}",
+        )
         self.check("memory on 1 vs how many", (one == "fits") == (n == 1), w, gpu, f"memory on 1: {one}, how many {n}")
         if n is not None:
             at = self.ask(f"does {w} fit on {n} x {gpu}")
-            self.check("fits at N", _fits(at) == "fits" and at.verdict is not None and at.verdict.fits, w, gpu,
-                       f"{n} x: {_fits(at)}")
+            self.check(
+                "fits at N", _fits(at) == "fits" and at.verdict is not None and at.verdict.fits, w, gpu, f"{n} x: {_fits(at)}"
+            )
             if n > 1:
                 try:
                     below = self.ask(f"does {w} fit on {n - 1} x {gpu}")
