@@ -28,11 +28,19 @@ SLOW_MODULES = {
 }
 
 
+# Modules that time a real server (a 2 s answer limit, slow readers, /health under attack): the full
+# lane runs them after the parallel run, alone on the machine (`serial`), where their time limits mean
+# what they say; another worker beside them made them flaky on 2 cores.
+SERIAL_MODULES = {"test_server", "test_hardening_server", "test_hardening_server2"}
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         module = item.module.__name__.rsplit(".", 1)[-1] if getattr(item, "module", None) else ""
         if module in SLOW_MODULES or item.get_closest_marker("server") or item.get_closest_marker("browser"):
             item.add_marker(pytest.mark.slow)
+        if module in SERIAL_MODULES:
+            item.add_marker(pytest.mark.serial)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

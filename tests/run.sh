@@ -9,7 +9,8 @@
 #                              asked: `bash tests/run.sh -m scale` (a later -m replaces the default one).
 #                              Test files run in parallel, one worker per core (pytest-xdist,
 #                              `--dist loadfile`: a file's tests share one worker and its fixtures);
-#                              `-n 0` runs them in one process.
+#                              `-n 0` runs them in one process. With no arguments, the tests that
+#                              time a real server (marked `serial`) run afterwards, alone.
 #   bash tests/run.sh --fast   the fast lane (< 3 minutes): the checkout as it is, no installs, tests
 #                              marked `slow` deselected (see tests/conftest.py for what is slow).
 # Extra arguments go to pytest.
@@ -45,4 +46,11 @@ if ! command -v wrk >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get 
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null 2>&1 || true
 fi
 export PYTHONSAFEPATH=1  # `python -m kbq` subprocesses must not import ./kbq from the current folder
-exec "$PY" -P -m pytest -n auto --dist loadfile -m "not scale" "$@"
+if [ "$#" -gt 0 ]; then
+  exec "$PY" -P -m pytest -n auto --dist loadfile -m "not scale" "$@"
+fi
+# Everything in parallel but the tests that time a real server; then those, alone (tests/conftest.py).
+status=0
+"$PY" -P -m pytest -n auto --dist loadfile -m "not scale and not serial" || status=$?
+"$PY" -P -m pytest -m "serial and not scale" || { rc=$?; [ "$status" -ne 0 ] || status=$rc; }
+exit "$status"
