@@ -104,8 +104,10 @@ def test_memory_fit_columns(kb) -> None:
             return runtime + weights / n + kv * max(8 / n, 1) / 8
         return runtime + (weights + kv) * math.ceil(80 / n) / 80
 
+    # a unified pool (Apple, Jetson) offers only the part its GPU may use (kbq:gpuUsableMemory)
+    gpu_part = dict(kb.table("PREFIX kbq: <https://kbq.dev/ontology#> SELECT ?g ?u WHERE { ?g kbq:gpuUsableMemory ?u }").rows)
     for row in answer.rows:
-        usable = row[col["memory"]] * binary * share
+        usable = gpu_part.get(row[col["gpu"]], row[col["memory"]]) * binary * share
         expected = next((n for n in range(1, 81) if per_gpu(n) <= usable), None)
         assert row[col["cards_needed"]] == expected, row[1]
     counts = [c if c is not None else 10**6 for c in (r[col["cards_needed"]] for r in answer.rows)]
