@@ -229,13 +229,7 @@ def _from_gguf(file: Path) -> dict[str, Any]:
 
 
 def _from_safetensors(file: Path) -> dict[str, Any]:
-    found = _from_safetensors_files([file])
-    config = file.parent / "config.json"
-    if config.is_file():
-        from_config = _from_config(config)
-        found["facts"] = {**from_config["facts"], **found["facts"]}
-        found["label"], found["hub_id"] = from_config["label"], from_config.get("hub_id")
-    return found
+    return _with_config_beside(_from_safetensors_files([file]), file.parent)
 
 
 def _from_index(file: Path) -> dict[str, Any]:
@@ -249,8 +243,12 @@ def _from_index(file: Path) -> dict[str, Any]:
         raise KnowledgeFileError(
             str(file), None, f"shard(s) not beside the index: {', '.join(missing[:3])} (their headers hold the shapes)"
         )
-    found = _from_safetensors_files(shards)
-    config = file.parent / "config.json"
+    return _with_config_beside(_from_safetensors_files(shards), file.parent)
+
+
+def _with_config_beside(found: dict[str, Any], folder: Path) -> dict[str, Any]:
+    """The headers' facts completed by a config.json in the same folder (the headers' shapes win)."""
+    config = folder / "config.json"
     if config.is_file():
         from_config = _from_config(config)
         found["facts"] = {**from_config["facts"], **found["facts"]}

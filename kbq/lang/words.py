@@ -64,6 +64,11 @@ class SettingValue(NamedTuple):
     term: Term | None  # a precision for the KV-cache setting
     column: int
 
+    @property
+    def given(self) -> object:
+        """What the scenario receives: the named term, else the number, else True (a flag)."""
+        return self.term if self.term is not None else (True if self.value is None else self.value)
+
 
 class Hardware(NamedTuple):
     count: int  # type: ignore[assignment]  # a field named like tuple.count
@@ -535,16 +540,16 @@ class Words:
 
     def optimizer(self, phrase: ast.Phrase) -> SettingValue | None:
         """'with 8-bit adam', 'with adafactor': an optimizer the KB names, as the optimizer setting."""
-        setting = next((s for s in self.cat.settings.values() if s.name == "optimizer"), None)
-        found = self.cat.candidates(phrase.text, [OPTIMIZER]) if setting is not None else []
-        if setting is None or len(found) != 1:
-            return None
-        return SettingValue(setting, None, found[0], phrase.column)
+        return self._named_setting(phrase, "optimizer", OPTIMIZER)
 
     def dataset(self, phrase: ast.Phrase) -> SettingValue | None:
         """'on imagenet', 'on coco': a dataset the KB names (its training examples), as the dataset setting."""
-        setting = next((s for s in self.cat.settings.values() if s.name == "dataset"), None)
-        found = self.cat.candidates(phrase.text, [DATASET]) if setting is not None else []
+        return self._named_setting(phrase, "dataset", DATASET)
+
+    def _named_setting(self, phrase: ast.Phrase, name: str, kind: str) -> SettingValue | None:
+        """The setting `name` holding the one thing of class `kind` the phrase names (None otherwise)."""
+        setting = next((s for s in self.cat.settings.values() if s.name == name), None)
+        found = self.cat.candidates(phrase.text, [kind]) if setting is not None else []
         if setting is None or len(found) != 1:
             return None
         return SettingValue(setting, None, found[0], phrase.column)

@@ -118,9 +118,7 @@ def understand(ctx: Context, q: ast.SubjectQuestion, subject: Subject) -> Ask:
                     elif item.setting.name == "power_limit":
                         power_cap = item.value
                     else:
-                        settings[item.setting.name] = (
-                            item.term if item.term is not None else (True if item.value is None else item.value)
-                        )
+                        settings[item.setting.name] = item.given
                         settings["_column_" + item.setting.name] = item.column
     found += [constraints.ceiling(c, as_of) for c in ceilings]
     named = {"psu": psu, "power_limit": power_cap}
@@ -569,8 +567,9 @@ def _memory_guideline(ctx: Context, profile: Profile, q: ast.SubjectQuestion) ->
 
 def _fits_in(ctx: Context, fit: Estimate, cards: int) -> Constraint:
     """'in an 8-card server': the GPUs the cards-needed rule says hold the workload in that many
-    cards, evaluated here (kbq.lang.evaluate) on each GPU's memory; SPARQL only receives the list,
-    so the ranking's candidates (and the best figures its score divides by) are those GPUs."""
+    cards, evaluated here (kbq.lang.evaluate) on each GPU's memory; SPARQL only receives the result
+    (the least memory that holds it, or the list), so the ranking's candidates (and the best figures
+    its score divides by) are those GPUs."""
     share, factor = fit.scenario.usable_share, fit.scenario.memory_factor
     rows = ctx.rows(
         f"SELECT ?gpu ?m WHERE {{ ?gpu a kbq:GPU . {work_memory_pattern('?gpu', 'm', required=True)} }} ORDER BY ?gpu"
@@ -585,7 +584,7 @@ def _fits_in(ctx: Context, fit: Estimate, cards: int) -> Constraint:
     least = min((memories[g] for g in held), default=None)
     if least is None:
         test = "false"
-    elif all(g in held for g, m in memories.items() if m >= least):
+    elif {g for g, m in memories.items() if m >= least} <= set(held):
         # the rule held on every GPU with at least this memory: one comparison, not a list of hundreds of IRIs
         # (a long IN list passes the guard's bound on operators as the catalog grows)
         test = f"EXISTS {{ {work_memory_pattern('?gpu', 'in_mem', required=True)} FILTER({double('?in_mem')} >= {least!r}) }}"

@@ -123,7 +123,7 @@ def understand(ctx: Context, q: ast.WorkloadQuestion) -> Asked:
             elif isinstance(item, PrecisionChoice):
                 precision = item.term
             elif isinstance(item, SettingValue):
-                settings[item.setting.name] = item.term if item.term is not None else (True if item.value is None else item.value)
+                settings[item.setting.name] = item.given
                 settings["_column_" + item.setting.name] = item.column
             elif isinstance(item, (Chassis, Year, Ceiling, Condition)):
                 raise ctx.error(f"'{clause.keyword} {clause.words.text}' does not apply to a {q.form} question", clause.column)

@@ -41,7 +41,7 @@ def fitting_models(ctx: Context, clauses: tuple[ast.Clause, ...], hardware: ast.
             elif isinstance(item, PrecisionChoice):
                 precision = item.term
             elif isinstance(item, SettingValue):
-                settings[item.setting.name] = item.term if item.term is not None else (True if item.value is None else item.value)
+                settings[item.setting.name] = item.given
             else:
                 raise ctx.error(f"'{clause.keyword} {clause.words.text}' does not apply to models that fit", clause.column)
     explanation: list[str] = []
