@@ -34,7 +34,6 @@ ASSERTED = resources.ASSERTED_GRAPH
 INFERRED = resources.INFERRED_GRAPH
 DELTA = "https://kbq.dev/graph/delta"
 NEW = "https://kbq.dev/graph/new"  # what the last round added (the delta forms of ontology/owlrl/delta/ read it)
-LATE = "https://kbq.dev/graph/late"  # what the second stage (all rules, after the monotonic ones) adds
 _SCRATCH = re.compile(f"<({re.escape(DELTA)}|{re.escape(NEW)})>")
 _RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 _CONSTRUCT = re.compile(r"(?im)^\s*CONSTRUCT\s*\{")
@@ -43,6 +42,10 @@ _IRI = re.compile(r"<([^<>\s]*)>")
 _NAME = re.compile(r"(?<![\w?$<])([A-Za-z][\w.-]*)?:([A-Za-z_][\w-]*)")
 _OPEN_PREDICATE = re.compile(r"[?$]\w+\s+[?$]\w+")  # `?s ?p`: a variable in predicate position (or a projection: harmless)
 _OPEN_CLASS = re.compile(r"(?:\ba\b|rdf:type)\s+[?$]\w+")
+_SLOT = "#kbq-predicates#"  # in an update's VALUES: filled with what the rule's probe finds
+_SCHEMA = frozenset(
+    "http://www.w3.org/2000/01/rdf-schema#" + n for n in ("subClassOf", "subPropertyOf", "domain", "range")
+) | {"http://www.w3.org/2002/07/owl#inverseOf", "http://www.w3.org/2002/07/owl#Thing"}
 _STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'')
 _COMMENT = re.compile(r"(?m)#[^\n>]*$")
 
@@ -74,6 +77,21 @@ class Rule:
     monotonic: bool
     delta_update: str | None = None  # the semi-naive form, if the rule has one
     exact: bool = False  # derives only triples the store lacks (one template triple, filtered by _unless_known)
+    derives: frozenset[str] | None = None  # the IRIs its template names (None: a variable predicate)
+    probe: str | None = None  # a template `s ?p o`: SELECT DISTINCT ?p, the predicates its update's MINUS needs
+    delta_probe: str | None = None
+
+    def runnable(self, store: ox.Store, predicates: set[str], first_round: bool, delta: str, new: str) -> str | None:
+        """The update to run this round (for these scratch graphs), None when it has nothing to match."""
+        full = self.form(predicates, first_round) is self.update
+        update, probe = (self.update, self.probe) if full else (self.form(predicates, first_round), self.delta_probe)
+        if probe is not None:
+            found = {row[0] for row in store.query(_swapped(probe, delta, new))}  # type: ignore[union-attr]
+            names = sorted(str(term) for term in found if isinstance(term, ox.NamedNode))
+            if not names:
+                return None
+            update = update.replace(_SLOT, " ".join(names))
+        return _swapped(update, delta, new)
 
     def form(self, predicates: set[str], first_round: bool) -> str:
         """The delta form after a round that added none of the (schema) predicates the rule names."""
@@ -123,10 +141,15 @@ def compile_rule(path: Path, text: str) -> Rule:
         raise KnowledgeFileError(str(path), None, "a rule must read CONSTRUCT { template } WHERE { pattern }")
     template = text[match.end() : end - 1]
     filtered = _unless_known(rest.lstrip(), template)
-    using = f"USING <{ASSERTED}> USING <{INFERRED}> USING <{LATE}> USING <{DELTA}> USING NAMED <{NEW}>"
+    probe = None
+    if _SLOT in filtered:  # the predicates its solutions have, to limit the MINUS to them
+        graphs = f"FROM <{ASSERTED}> FROM <{INFERRED}> FROM <{DELTA}> FROM NAMED <{NEW}>"
+        probe = f"{text[: match.start()]}\nSELECT DISTINCT {_open_slot(template)} {graphs}\n{rest.lstrip()}"
+    using = f"USING <{ASSERTED}> USING <{INFERRED}> USING <{DELTA}> USING NAMED <{NEW}>"
     update = f"{text[: match.start()]}\nINSERT {{ GRAPH <{DELTA}> {{ {template} }} }}\n{using}\n{filtered}"
     prefixes = dict(_PREFIX.findall(text[: match.start()]))
     where = rest.lstrip()[5:]
+    open_template = bool(_OPEN_PREDICATE.search(_STRINGS.sub('""', template)))
     return Rule(
         path=path,
         update=update,
@@ -135,6 +158,8 @@ def compile_rule(path: Path, text: str) -> Rule:
         open_class=bool(_OPEN_CLASS.search(where)),
         monotonic=is_monotonic(text),
         exact=filtered != rest.lstrip() and _one_triple(template),
+        derives=None if open_template else frozenset(_where_iris(template, prefixes)),
+        probe=probe,
     )
 
 
@@ -147,8 +172,14 @@ def _unless_known(where: str, template: str) -> str:
     """`WHERE { pattern }` less the solutions whose every conclusion the store already holds
     (most of a round's derivations): they would be written to DELTA only to be dropped again.
     Only the solution set changes, never what is concluded; a template with blank nodes (new
-    nodes per solution) or a query with modifiers after its WHERE clause is left as it is."""
-    if re.search(r"\[|_:", _STRINGS.sub('""', _IRI.sub("<>", template))):
+    nodes per solution) or a query with modifiers after its WHERE clause is left as it is.
+
+    MINUS where every template statement has a variable subject: pyoxigraph evaluates it as a
+    hash anti-join over the template's matches (a scan), where FILTER NOT EXISTS costs a lookup
+    per solution (about 17 us each, most of a rule's time when it derives much). A template with
+    a variable predicate would make MINUS scan the whole store: NOT EXISTS there."""
+    bare = _STRINGS.sub('""', _IRI.sub("<>", template))
+    if re.search(r"\[|_:", bare):
         return where
     start = where.index("{")
     depth, end = 0, start
@@ -158,7 +189,45 @@ def _unless_known(where: str, template: str) -> str:
             break
     if depth or _COMMENT.sub("", where[end + 1 :]).strip():
         return where
-    return f"{where[:start]}{{ {{ {where[start + 1 : end]}\n}} FILTER NOT EXISTS {{ {template}\n}} }}"
+    statements = [t for t in re.split(r"\.(?:\s+|$)", _COMMENT.sub("", bare).strip()) if t.strip()]
+    body = where[start + 1 : end]
+    if open_slot := _open_slot(template):  # MINUS over the predicates the solutions have (the rule's probe finds them)
+        return f"{where[:start]}{{ {{ {body}\n}} MINUS {{ VALUES {open_slot} {{ {_SLOT} }} {template}\n}} }}"
+    variable_subjects = all(re.match(r"\s*[?$]", t) for t in statements)
+    anti = "MINUS" if not _OPEN_PREDICATE.search(bare) and variable_subjects else "FILTER NOT EXISTS"
+    return f"{where[:start]}{{ {{ {body}\n}} {anti} {{ {template}\n}} }}"
+
+
+def _open_slot(template: str) -> str | None:
+    """The predicate variable of a one-triple template `s ?p o`, else None."""
+    match = re.fullmatch(r"\s*(\S+)\s+([?$]\w+)\s+(\S+)\s*\.?\s*", _COMMENT.sub("", template))
+    return match.group(2) if match else None
+
+
+def _is_schema(rule: Rule) -> bool:
+    """Whether a rule derives only schema statements (subclass, subproperty, domain, range, inverse)."""
+    return rule.derives is not None and rule.derives <= _SCHEMA
+
+
+def _ordered(rules: list[Rule]) -> list[Rule]:
+    """The rules in the order one round best runs them (a later rule reads what an earlier one
+    added in the same round, so a good order means fewer rounds; any order reaches the same
+    fixpoint): the schema rules, each after those it reads; then the rules that state arbitrary
+    properties (sub- and inverse properties); then those that do not read types (domains,
+    ranges, ...); then those that read them (superclasses, the rules about typed things)."""
+    schema = [r for r in rules if _is_schema(r)]
+    ordered: list[Rule] = []
+    while schema:  # Kahn's order, file order among equals (a cycle takes the first)
+        free = [r for r in schema if not any(q is not r and (q.derives or set()) & r.mentions for q in schema)]
+        ordered.append((free or schema)[0])
+        schema.remove(ordered[-1])
+
+    def rank(rule: Rule) -> int:
+        if rule.derives is None:
+            return 0
+        return 2 if rule.open_class or _RDF_TYPE in rule.mentions else 1
+
+    return ordered + sorted((r for r in rules if not _is_schema(r)), key=rank)
 
 
 def _in(graph: str) -> str:
@@ -170,7 +239,8 @@ def _with_delta(rule: Rule) -> Rule:
     delta = Path(resources.owlrl_delta_dir(), rule.path.name)
     if rule.path.parent != Path(resources.owlrl_rule_paths()[0]).parent or not delta.is_file():
         return rule
-    return replace(rule, delta_update=compile_rule(delta, delta.read_text(encoding="utf-8")).update)
+    compiled = compile_rule(delta, delta.read_text(encoding="utf-8"))
+    return replace(rule, delta_update=compiled.update, delta_probe=compiled.probe)
 
 
 def _count(store: ox.Store, graph: str) -> int:
@@ -182,10 +252,15 @@ def _settle_delta(store: ox.Store, target: str, delta: str, new: str, exact: boo
     """Drop from `delta` what another graph already holds (unless every rule that ran was
     `exact`), add the rest to `target`, empty `new` (the round before's; `delta` takes its role);
     return how many triples were new, their predicates and the classes they typed."""
-    if not exact:  # no USING: GRAPH ?g ranges over every named graph (a lookup per triple, s p o bound)
+    if not exact and (found := _predicates(store, delta)):
+        # a join of two sub-selects, which pyoxigraph evaluates as a hash join: the other graphs'
+        # triples with these predicates, scanned once (FILTER EXISTS costs a lookup per triple)
+        values = " ".join(f"<{p}>" for p in sorted(found))
         store.update(
-            f"DELETE {{ GRAPH <{delta}> {{ ?s ?p ?o }} }} WHERE {{ GRAPH <{delta}> {{ ?s ?p ?o }} "
-            f"FILTER EXISTS {{ GRAPH ?g {{ ?s ?p ?o }} FILTER (?g != <{delta}> && ?g != <{new}>) }} }}"
+            f"DELETE {{ GRAPH <{delta}> {{ ?s ?p ?o }} }} WHERE {{ "
+            f"{{ SELECT ?s ?p ?o WHERE {{ GRAPH <{delta}> {{ ?s ?p ?o }} }} }} "
+            f"{{ SELECT ?s ?p ?o WHERE {{ VALUES ?p {{ {values} }} GRAPH ?g {{ ?s ?p ?o }} "
+            f"FILTER (?g != <{delta}> && ?g != <{new}>) }} }} }}"
         )
     store.update(f"DROP SILENT GRAPH <{new}>")
     count = _count(store, delta)
@@ -195,9 +270,13 @@ def _settle_delta(store: ox.Store, target: str, delta: str, new: str, exact: boo
     return count, predicates, classes
 
 
+def _predicates(store: ox.Store, graph: str) -> set[str]:
+    return {r["p"].value for r in store.query(f"SELECT DISTINCT ?p WHERE {{ GRAPH <{graph}> {{ ?s ?p ?o }} }}")}  # type: ignore[union-attr]
+
+
 def _signature(store: ox.Store, graph: str) -> tuple[set[str], set[str]]:
     """The predicates (less rdf:type) of a graph's triples and the classes they type."""
-    predicates = {r["p"].value for r in store.query(f"SELECT DISTINCT ?p WHERE {{ GRAPH <{graph}> {{ ?s ?p ?o }} }}")}  # type: ignore[union-attr]
+    predicates = _predicates(store, graph)
     classes = {r["c"].value for r in store.query(f"SELECT DISTINCT ?c WHERE {{ GRAPH <{graph}> {{ ?s a ?c }} }}")}  # type: ignore[union-attr]
     predicates.discard(_RDF_TYPE)
     return predicates, classes
@@ -210,12 +289,18 @@ def beyond_subset(store: ox.Store) -> list[str]:
 
 
 def _fixpoint(
-    store: ox.Store, rules: list[Rule], target: str, rounds: int, first: list[Rule] | None = None, seeded: bool = False
+    store: ox.Store,
+    rules: list[Rule],
+    rounds: int,
+    first: list[Rule] | None = None,
+    seeded: bool = False,
+    added_log: list[bytes] | None = None,
 ) -> int:
     """Apply `rules` in rounds until one adds nothing to the store (the first round: only `first`,
     when given); the rounds so far. `seeded`: the store is a fixpoint of these rules but for the
     triples in the NEW graph (an overlay on a snapshot's closure), so the first round is a later
-    round's: only the rules that can match them, in their delta forms."""
+    round's: only the rules that can match them, in their delta forms. `added_log`: gets each
+    round's new triples as N-Triples."""
     predicates, classes = _signature(store, NEW) if seeded else (set(), set())
     start = rounds + 1 - int(seeded)
     delta, new = DELTA, NEW
@@ -230,12 +315,16 @@ def _fixpoint(
             exact = exact and rule.exact
             size = _count(store, delta) if last else 0
             try:
-                store.update(_swapped(rule.form(predicates, rounds == start), delta, new))
+                update = rule.runnable(store, predicates, rounds == start, delta, new)
+                if update is not None:
+                    store.update(update)
             except (SyntaxError, OSError, ValueError) as exc:
                 raise KnowledgeFileError(str(rule.path), None, f"rule does not run: {exc}") from None
             if last and _count(store, delta) > size:
                 deriving.append(rule.path)
-        added, predicates, classes = _settle_delta(store, target, delta, new, exact)
+        added, predicates, classes = _settle_delta(store, INFERRED, delta, new, exact)
+        if added and added_log is not None:
+            added_log.append(store.dump(format=ox.RdfFormat.N_TRIPLES, from_graph=ox.NamedNode(delta)) or b"")
         delta, new = new, delta  # what this round added is what the next one reads as new
         if not added:
             store.update(f"DROP SILENT GRAPH <{new}>")
@@ -263,21 +352,24 @@ def infer_in_store(store: ox.Store, rule_paths: list[Path], *, seeded: bool = Fa
     does, and the NEW graph holds what ASSERTED gained since (the overlay's triples): the
     monotonic rules then start from those (semi-naive) instead of from everything."""
     start = time.perf_counter()
-    rules = [_with_delta(compile_rule(p, p.read_text(encoding="utf-8"))) for p in [*resources.owlrl_rule_files(), *rule_paths]]
+    paths = [*resources.owlrl_rule_files(), *rule_paths]
+    rules = _ordered([_with_delta(compile_rule(p, p.read_text(encoding="utf-8"))) for p in paths])
     before = _count(store, INFERRED)
-    rounds = _fixpoint(store, [r for r in rules if r.monotonic], INFERRED, 0, seeded=seeded)
-    rounds = _fixpoint(store, rules, LATE, rounds, first=[r for r in rules if not r.monotonic])
-    store.update(_NORMALISE.replace(INFERRED, LATE))
+    rounds = 0
+    schema = [r for r in rules if r.monotonic and _is_schema(r)]
+    if schema and not seeded:  # the schema first: the first round then sees it whole, and later ones use delta forms
+        rounds = _fixpoint(store, schema, rounds)
+    rounds = _fixpoint(store, [r for r in rules if r.monotonic], rounds, seeded=seeded)
+    late: list[bytes] = []
+    rounds = _fixpoint(store, rules, rounds, first=[r for r in rules if not r.monotonic], added_log=late)
     store.update(_NORMALISE)
-    late = store.dump(format=ox.RdfFormat.N_TRIPLES, from_graph=ox.NamedNode(LATE)) or b""
-    store.update(f"ADD <{LATE}> TO <{INFERRED}> ; DROP SILENT GRAPH <{LATE}>")
     if before:  # an overlay's base closure may hold what the overlay now asserts (a lookup per inferred triple)
         store.update(
             f"DELETE {{ GRAPH <{INFERRED}> {{ ?s ?p ?o }} }} WHERE {{ GRAPH <{INFERRED}> {{ ?s ?p ?o }} "
             f"FILTER EXISTS {{ {_in(ASSERTED)} }} }}"
         )
     inferred = _count(store, INFERRED)
-    return StoreInference(inferred=inferred - before, rounds=rounds, seconds=time.perf_counter() - start, late=late)
+    return StoreInference(inferred=inferred - before, rounds=rounds, seconds=time.perf_counter() - start, late=b"".join(late))
 
 
 def restore_closure(store: ox.Store, base: ox.Store, late: bytes) -> None:
