@@ -206,36 +206,35 @@ def _located(exc: InconsistencyError, loaded: LoadedKnowledge) -> InconsistencyE
     return InconsistencyError("\n".join(lines))
 
 
-LATE_FILE = "late-inferences.nt"  # in a snapshot folder: what the second reasoning stage added (closure.LATE)
+MONOTONIC_FILE = "monotonic-closure.nq"  # in a snapshot of the shipped knowledge: closure.restore_closure reads it
 
 
-def _base_closure(base: str | None, say: Progress) -> tuple[ox.Store, bytes] | None:
-    """The shipped snapshot at `base` and its late inferences, to start an overlay build from."""
+def _base_closure(base: str | None, say: Progress) -> Path | None:
+    """The monotonic closure of the shipped snapshot at `base`, to start an overlay build from."""
     if base is None:
         return None
-    opened = snapshot.open_existing(base)
-    try:
-        late = Path(base, LATE_FILE).read_bytes()
-    except OSError:
-        late = None
-    if opened is None or late is None:
+    dump = Path(base, MONOTONIC_FILE)
+    if snapshot.problem(base) is not None or not dump.is_file():
         say(f"kbq: the snapshot {base} cannot be reused; building from the knowledge files")
         return None
-    return opened[0], late
+    return dump
 
 
-def _reason(loaded: LoadedKnowledge, engine: str, say: Progress, seeded: bool = False) -> tuple[int, int, float, bytes]:
-    """Add the closure to loaded.store's INFERRED graph: (inferred, rounds, seconds, late N-Triples).
-    `seeded`: INFERRED holds a snapshot's closure and the NEW graph what the overlays add."""
+def _reason(
+    loaded: LoadedKnowledge, engine: str, say: Progress, seeded: bool = False, monotonic_dump: Path | None = None
+) -> tuple[int, int, float]:
+    """Add the closure to loaded.store's INFERRED graph: (inferred, rounds, seconds).
+    `seeded`: INFERRED holds a snapshot's closure and the NEW graph what the overlays add.
+    `monotonic_dump`: where to write the monotonic closure (the sparql engine only)."""
     from kbq.build import closure, loader, reason
 
     if engine == reason.Engine.SPARQL:
         beyond = closure.beyond_subset(loaded.store)
         if not beyond:
             reason.load_rules(resources.rule_files())  # each parses and is a CONSTRUCT, or an error naming it
-            result = closure.infer_in_store(loaded.store, resources.rule_files(), seeded=seeded)
+            result = closure.infer_in_store(loaded.store, resources.rule_files(), seeded=seeded, monotonic_dump=monotonic_dump)
             reason.check_consistency(loaded.store, reason.load_rules(resources.check_files(), form="SELECT"))
-            return result.inferred, result.rounds, result.seconds, result.late
+            return result.inferred, result.rounds, result.seconds
         shown = ", ".join(beyond[:5]) + (" ..." if len(beyond) > 5 else "")
         say(f"kbq: the knowledge uses {shown}, beyond the sparql engine's OWL-RL subset: reasoning with reasonable")
         engine = reason.Engine.REASONABLE
@@ -244,7 +243,7 @@ def _reason(loaded: LoadedKnowledge, engine: str, say: Progress, seeded: bool = 
     inference = reason.infer(loaded.triples, resources.rule_files(), engine=reason.Engine(engine), checks=resources.check_files())
     graph = ox.NamedNode(resources.INFERRED_GRAPH)
     loaded.store.bulk_extend(loader.to_ox_quad(s, p, o, graph) for s, p, o in inference.inferred)
-    return len(inference.inferred), inference.rounds, inference.seconds, b""
+    return len(inference.inferred), inference.rounds, inference.seconds
 
 
 def build(
@@ -275,8 +274,7 @@ def build(
     store = ox.Store()
     if reused is not None:
         say(f"kbq: starting from the shipped snapshot's closure, loading {len(overlays)} overlay files")
-        closure.restore_closure(store, *reused)
-        del reused
+        closure.restore_closure(store, reused)
         # the overlay's triples also in NEW: reasoning starts from them (closure.infer_in_store, seeded)
         loader.load_into(store, [Path(p) for p in overlays], graph=ox.NamedNode(closure.NEW))
         store.update(f"ADD <{closure.NEW}> TO <{resources.ASSERTED_GRAPH}>")
@@ -294,7 +292,8 @@ def build(
     except (OSError, RuntimeError) as exc:
         raise _cannot_write(path, work, exc) from None
     try:
-        rounds, seconds, late = _validate_and_reason(loaded, engine, overlays, validate, say, seeded)
+        dump = work / MONOTONIC_FILE if not overlays and engine == DEFAULT_ENGINE else None  # a base for overlay builds
+        rounds, seconds = _validate_and_reason(loaded, engine, overlays, validate, say, seeded, dump)
         inferred = _count_graph(store, resources.INFERRED_GRAPH)
     except BaseException:
         writer.abandon()
@@ -304,7 +303,6 @@ def build(
         inferred_quads = store.quads_for_pattern(None, None, None, ox.NamedNode(resources.INFERRED_GRAPH))
         writer.finish(itertools.chain(inferred_quads, _name_index(store)))
         del writer, store, loaded
-        (work / LATE_FILE).write_bytes(late)
         info = SnapshotInfo(
             path=str(path),
             key=key,
@@ -331,8 +329,9 @@ def _validate_and_reason(
     validate: bool,
     say: Progress,
     seeded: bool,
-) -> tuple[int, float, bytes]:
-    """SHACL validation, then the closure into the INFERRED graph: (rounds, seconds, late N-Triples)."""
+    monotonic_dump: Path | None,
+) -> tuple[int, float]:
+    """SHACL validation, then the closure into the INFERRED graph: (rounds, seconds)."""
     from kbq.build.validate import validate_graph
 
     if validate:
@@ -340,14 +339,14 @@ def _validate_and_reason(
         validate_graph(loaded)
     say(f"kbq: reasoning ({engine}) over {loaded.count} triples")
     try:
-        _added, rounds, seconds, late = _reason(loaded, engine, say, seeded=seeded)
+        _added, rounds, seconds = _reason(loaded, engine, say, seeded=seeded, monotonic_dump=monotonic_dump)
     except InconsistencyError as exc:
         raise _located(exc, loaded) from None
     except (KbqError, MemoryError):
         raise
     except Exception as exc:  # noqa: BLE001 - any failure of a reasoner is reported with the files it read
         raise KnowledgeFileError(_names(overlays), None, f"reasoning failed: {type(exc).__name__}: {exc}") from None
-    return rounds, seconds, late
+    return rounds, seconds
 
 
 class _AssertedWriter:
