@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pyoxigraph as ox
 
-from kbq.build.reason import is_monotonic
+from kbq.build.rules import is_monotonic
 from kbq.errors import KnowledgeFileError
 from kbq.store import resources
 

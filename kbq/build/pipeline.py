@@ -226,20 +226,22 @@ def _reason(
     """Add the closure to loaded.store's INFERRED graph: (inferred, rounds, seconds).
     `seeded`: INFERRED holds a snapshot's closure and the NEW graph what the overlays add.
     `monotonic_dump`: where to write the monotonic closure (the sparql engine only)."""
-    from kbq.build import closure, loader, reason
+    from kbq.build import closure, loader, rules  # not reason: it imports rdflib, which the sparql engine never needs
 
-    if engine == reason.Engine.SPARQL:
+    if engine == DEFAULT_ENGINE:  # sparql
         beyond = closure.beyond_subset(loaded.store)
         if not beyond:
-            reason.load_rules(resources.rule_files())  # each parses and is a CONSTRUCT, or an error naming it
+            rules.load_rules(resources.rule_files())  # each parses and is a CONSTRUCT, or an error naming it
             result = closure.infer_in_store(loaded.store, resources.rule_files(), seeded=seeded, monotonic_dump=monotonic_dump)
-            reason.check_consistency(loaded.store, reason.load_rules(resources.check_files(), form="SELECT"))
+            rules.check_consistency(loaded.store, rules.load_rules(resources.check_files(), form="SELECT"))
             return result.inferred, result.rounds, result.seconds
         shown = ", ".join(beyond[:5]) + (" ..." if len(beyond) > 5 else "")
         say(f"kbq: the knowledge uses {shown}, beyond the sparql engine's OWL-RL subset: reasoning with reasonable")
-        engine = reason.Engine.REASONABLE
+        engine = "reasonable"
         loaded.store.update(f"DROP SILENT GRAPH <{resources.INFERRED_GRAPH}>")  # an overlay's base closure: recomputed
         loaded.store.update(f"DROP SILENT GRAPH <{closure.NEW}>")
+    from kbq.build import reason
+
     inference = reason.infer(loaded.triples, resources.rule_files(), engine=reason.Engine(engine), checks=resources.check_files())
     graph = ox.NamedNode(resources.INFERRED_GRAPH)
     loaded.store.bulk_extend(loader.to_ox_quad(s, p, o, graph) for s, p, o in inference.inferred)

@@ -7,7 +7,6 @@ then the SELECT checks of ontology/checks/ look for contradictions. Build-time o
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -19,7 +18,10 @@ import rdflib
 from rdflib import OWL, RDF, RDFS, XSD, Literal, URIRef
 
 from kbq.build.loader import Triple, from_ox, to_ox_quad
-from kbq.errors import InconsistencyError, KnowledgeFileError
+from kbq.build.rules import check_consistency, is_monotonic, load_rules
+from kbq.errors import KnowledgeFileError
+
+__all__ = ["Engine", "Inference", "check_consistency", "infer", "is_monotonic", "load_rules", "normalise"]
 
 MAX_ROUNDS = 20
 _BUILTIN = (
@@ -93,41 +95,6 @@ class _Closure:
         return self._graph
 
 
-def load_rules(paths: list[Path], form: str = "CONSTRUCT") -> list[tuple[Path, str]]:
-    """Read rule (CONSTRUCT) or check (SELECT) files: each must parse and be of that form."""
-    rules = []
-    for path in paths:
-        text = path.read_text(encoding="utf-8")
-        try:
-            result = ox.Store().query(text)  # parse check against an empty store
-        except SyntaxError as exc:
-            raise KnowledgeFileError(str(path), None, f"rule does not parse: {exc}") from None
-        found = "ASK"
-        if isinstance(result, ox.QueryTriples):
-            found = "CONSTRUCT"
-        elif isinstance(result, ox.QuerySolutions):
-            found = "SELECT"
-        if found != form:
-            what = "a rule must be a CONSTRUCT query"
-            if form == "SELECT":
-                what = "a check must be a SELECT ?subject ?message query"
-            raise KnowledgeFileError(str(path), None, f"{what}; this is {found}")
-        rules.append((path, text))
-    return rules
-
-
-_NON_MONOTONIC = re.compile(
-    r"(?i)\bNOT\s+EXISTS\b|\bMINUS\b|\bOPTIONAL\b|\bGROUP\s+BY\b|\b(?:COUNT|SUM|MIN|MAX|AVG|SAMPLE|GROUP_CONCAT)\s*\("
-)
-
-
-def is_monotonic(text: str) -> bool:
-    """Whether a rule only ever adds conclusions as the knowledge grows (no negation, no aggregate,
-    no OPTIONAL). Such rules reach their fixpoint first; the others then see a complete closure,
-    and an overlay build may start from a snapshot's monotonic closure (kbq.build.closure)."""
-    return not _NON_MONOTONIC.search(re.sub(r"(?m)^\s*#.*$", "", text))
-
-
 def _add(store: ox.Store, triples: Iterable[Triple]) -> None:
     store.bulk_extend(to_ox_quad(s, p, o) for s, p, o in triples)
 
@@ -148,19 +115,6 @@ def _apply_rules(store: ox.Store, rules: list[tuple[Path, str]], known: set[Trip
         if len(derived) > before:
             deriving.append(path)
     return derived, deriving
-
-
-def check_consistency(store: ox.Store, checks: list[tuple[Path, str]]) -> None:
-    """Run the inconsistency checks (SELECT ?subject ?message); raise listing every finding."""
-    found = []
-    for path, text in checks:
-        result = store.query(text, use_default_graph_as_union=True)
-        if not isinstance(result, ox.QuerySolutions):  # load_rules checked the form
-            raise KnowledgeFileError(str(path), None, "a check must be a SELECT ?subject ?message query")
-        for row in result:
-            found.append(f"{row['subject'].value}: {row['message'].value} (check {path.name})")
-    if found:
-        raise InconsistencyError("inconsistent knowledge:\n  " + "\n  ".join(sorted(set(found))))
 
 
 def infer(
