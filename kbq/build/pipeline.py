@@ -379,7 +379,7 @@ class _AssertedWriter:
     def _write(self, store: ox.Store) -> None:
         try:
             assert self.disk is not None
-            self.disk.bulk_extend(self._quads(store))
+            _bulk_extend(self.disk, self._quads(store))
         except BaseException as exc:  # noqa: BLE001 - handed to the building thread by finish()
             self._error = exc
 
@@ -390,7 +390,7 @@ class _AssertedWriter:
         if self._error is not None:
             raise self._error
         assert self.disk is not None
-        self.disk.bulk_extend(rest)
+        _bulk_extend(self.disk, rest)
         self.disk.flush()
         self.disk = None
 
@@ -399,6 +399,17 @@ class _AssertedWriter:
         self._thread.join()
         sys.setswitchinterval(self._interval)
         self.disk = None
+
+
+_BATCH = 1_000_000  # quads: pyoxigraph's bulk-load batch
+
+
+def _bulk_extend(disk: ox.Store, quads: Iterable[ox.Quad]) -> None:
+    """`disk.bulk_extend` one batch at a time: in one call, pyoxigraph holds up to three batches
+    (about 0.5 GB each) while its threads write the files; one at a time bounds the build's peak."""
+    rest = iter(quads)
+    while (head := next(rest, None)) is not None:
+        disk.bulk_extend(itertools.chain((head,), itertools.islice(rest, _BATCH - 1)))
 
 
 def _discard(work: Path) -> None:
