@@ -31,7 +31,8 @@ def test_the_fresh_set_is_real_held_out_and_new() -> None:
     assert len(rows) >= 45
     assert all(r["source"].startswith("https://") and r["kind"] in KINDS and r["held_out"] is True for r in rows)
     assert len({r["text"] for r in rows}) == len(rows)
-    first = {json.loads(line)["text"] for line in (DATA.parent / "sentences.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()}
+    first_set = (DATA.parent / "sentences.jsonl").read_text(encoding="utf-8").splitlines()
+    first = {json.loads(line)["text"] for line in first_set if line.strip()}
     assert not first & {r["text"] for r in rows}  # new sentences, not the development or first held-out set
     assert any(any("\u4e00" <= ch <= "\u9fff" for ch in r["text"]) for r in rows)  # some in Chinese
 
