@@ -88,6 +88,9 @@ MAXTEXT_MODELS: dict[str, tuple[str, list[str]]] = {
     # Qwen3-VL dense (vision-language): the language model of its text_config, Qwen3's dense layout
     "qwen3_vl_2b_dict": ("Qwen/Qwen3-VL-2B-Instruct", []),
     "qwen3_vl_4b_dict": ("Qwen/Qwen3-VL-4B-Instruct", []),
+    # Qwen3-VL mixture of experts: the language model of its text_config, Qwen3-MoE's layout (Qwen3-30B-A3B's
+    # shapes); the output head is untied as the top-level config says (tie_word_embeddings False)
+    "qwen3_vl_30b_a3b_dict": ("Qwen/Qwen3-VL-30B-A3B-Instruct", []),
 }
 # MaxText model configs (its own YAML keys) of MLA models with no transcribed Hugging Face config:
 # file -> (label, Hub id the file names or None); YAML_TO_HF renames the keys to the config.json ones.
@@ -756,11 +759,16 @@ def maxtext_models() -> list[Model]:
         c = configs[var]
         vision = "text_config" in c
         if vision:  # a vision-language model: its language model (MaxText runs Qwen3.5's as Qwen3-Next's hybrid stack)
+            top = c
             c = dict(c["text_config"])  # type: ignore[call-overload]
             if str(c["model_type"]).startswith("qwen3_5"):
                 c["model_type"] = "qwen3_next"
             elif c["model_type"] == "qwen3_vl_text":
                 c["model_type"] = "qwen3"
+            elif c["model_type"] == "qwen3_vl_moe_text":  # Qwen3-MoE's layers; the experts named num_local_experts
+                c["model_type"] = "qwen3_moe"
+                c["num_experts"] = c["num_local_experts"]
+                c["tie_word_embeddings"] = top["tie_word_embeddings"]  # the model's head: the top-level setting
         total, active = maxtext_parameters(c)
         kind = str(c["model_type"])
         moe = kind not in ("olmo3", "qwen3")
@@ -809,6 +817,13 @@ def maxtext_models() -> list[Model]:
             "the formula per model type). Maximum context is max_position_embeddings."
             + (f" The same configuration serves {', '.join(extra_ids)}." if extra_ids else "")
             + (" The count is the language model's (text_config): the vision encoder is not counted." if vision else "")
+            + (
+                " The output head is counted untied, as the top-level config's tie_word_embeddings (False) says (its "
+                "text_config says True); the result equals Qwen3-30B-A3B's count, whose "
+                "shapes these are."
+                if var == "qwen3_vl_30b_a3b_dict"
+                else ""
+            )
             + (
                 f" Only every {c['full_attention_interval']}th layer has full attention (and a KV cache that grows with the "
                 "context); the others are gated-delta-net linear attention with a fixed-size state, so a KV-cache "
@@ -1235,6 +1250,36 @@ TRANSCRIBED: dict[str, dict[str, object]] = {
         "comment": "also the count of the instruct fine-tune Mistral-Nemo-Instruct-2407, which keeps the shapes "
         "(an alias here)",
     },
+    "Qwen/Qwen2-57B-A14B": {
+        "source": "https://github.com/NVIDIA/TensorRT-LLM/blob/cb4c622cf5bb97009451f7f44609498a48a2b11d/"
+        "tests/unittest/_torch/modeling/test_modeling_qwen_moe.py",
+        "licence": "Apache-2.0",
+        "where": "QWEN2_57B_A14B_CONFIG, the checkpoint's config.json copied in code (transformers_version 4.40.1; "
+        "the tests cut num_hidden_layers to 1 on a copy, the constant keeps 28)",
+        "names": [
+            "Qwen2-57B-A14B-Instruct",
+            "Qwen/Qwen2-57B-A14B-Instruct",
+            "Qwen2 57B A14B",
+            "Qwen2 MoE 57B",
+        ],
+        "config": {
+            "model_type": "qwen2_moe",
+            "hidden_size": 3584,
+            "intermediate_size": 18944,
+            "max_position_embeddings": 131072,
+            "moe_intermediate_size": 2560,
+            "num_attention_heads": 28,
+            "num_experts": 64,
+            "num_experts_per_tok": 8,
+            "num_hidden_layers": 28,
+            "num_key_value_heads": 4,
+            "shared_expert_intermediate_size": 20480,
+            "tie_word_embeddings": False,
+            "vocab_size": 151936,
+        },
+        "comment": "also the count of the instruct fine-tune Qwen2-57B-A14B-Instruct, which keeps the shapes (an alias "
+        "here); the shared expert (20,480 wide, always active) is counted in both totals",
+    },
 }
 
 
@@ -1242,7 +1287,8 @@ def transcribed_models() -> list[Model]:
     out = []
     for hf, entry in TRANSCRIBED.items():
         c = dict(entry["config"])  # type: ignore[call-overload]
-        c["model_type"] = "yi"  # the LLaMA layout: extra_parameters' 'yi' formula (untied head)
+        if c["model_type"] == "mistral":
+            c["model_type"] = "yi"  # the LLaMA layout: extra_parameters' 'yi' formula (untied head)
         what = f"{entry['where']} in {entry['source']} ({entry['licence']})"
         if entry.get("also"):
             what += f"; {entry['also_where']}, {entry['also']}"
