@@ -92,6 +92,19 @@ MAXTEXT_MODELS: dict[str, tuple[str, list[str]]] = {
     # shapes); the output head is untied as the top-level config says (tie_word_embeddings False)
     "qwen3_vl_30b_a3b_dict": ("Qwen/Qwen3-VL-30B-A3B-Instruct", []),
 }
+# Checkpoints with the shapes of one of MaxText's configs, by another collection's word: MaxText variable ->
+# (Hub id, the evidence, its file). KerasHub (Apache-2.0) builds Qwen3.6-35B-A3B's preset with the backbone
+# class of Qwen3.5-35B-A3B's (path qwen3_5_moe) and publishes the same parameter count for both.
+MAXTEXT_SAME_SHAPES: dict[str, list[tuple[str, str, str]]] = {
+    "qwen3_5_35b_a3b_dict": [
+        (
+            "Qwen/Qwen3.6-35B-A3B",
+            "KerasHub's preset qwen3_6_moe_35b_a3b has the backbone (path qwen3_5_moe) and the parameter count "
+            "(35,107,181,936, its vision encoder included) of its Qwen3.5-35B-A3B preset qwen3_5_moe_35b_a3b",
+            "keras_hub/src/models/qwen3_5_moe/qwen3_5_moe_presets.py",
+        )
+    ],
+}
 # MaxText model configs (its own YAML keys) of MLA models with no transcribed Hugging Face config:
 # file -> (label, Hub id the file names or None); YAML_TO_HF renames the keys to the config.json ones.
 MAXTEXT_YAML_MODELS: dict[str, tuple[str, str | None, list[str]]] = {
@@ -863,6 +876,24 @@ def maxtext_models() -> list[Model]:
                     base=base.iri,
                 )
             )
+        for other, evidence, keras_file in MAXTEXT_SAME_SHAPES.get(var, []):
+            o_org, o_name = other.split("/", 1)
+            keras_url = f"https://github.com/keras-team/keras-hub/blob/{KERAS_COMMIT}/{keras_file}"
+            out.append(
+                Model(
+                    iri=f"{KB}hf/{o_org}/{o_name}",
+                    classes=base.classes,
+                    label=o_name,
+                    comment=f"{other}: a checkpoint with the architecture of {hf} ({size} parameters).",
+                    modality=base.modality,
+                    facts=dict(facts),
+                    note=f"The shapes of {hf}: {evidence} ({keras_url}). " + note,
+                    sources=[*base.sources, keras_url],
+                    names=short_names(o_org, o_name) + EXTRA_NAMES.get(other, []),
+                    hf_id=other,
+                    base=base.iri,
+                )
+            )
     return out
 
 
@@ -921,6 +952,9 @@ EXTRA_NAMES = {
     "Qwen/Qwen3-Next-80B-A3B-Instruct": ["Qwen3-Next", "Qwen3-Next-80B", "qwen3 next 80b a3b"],
     "Qwen/Qwen3.5-35B-A3B": ["qwen3.5 35b", "qwen3.5-35b-a3b"],
     "Qwen/Qwen3.5-397B-A17B": ["qwen3.5 397b", "qwen3.5-397b-a17b"],
+    "Qwen/Qwen3.6-35B-A3B": ["qwen3.6 35b", "qwen3.6-35b-a3b", "Qwen 3.6 35B A3B"],
+    "Qwen/Qwen3-VL-30B-A3B-Instruct": ["qwen3-vl 30b", "qwen3 vl 30b", "Qwen3-VL-30B-A3B"],
+    "Qwen/Qwen2-57B-A14B": ["Qwen2 57B"],
     "Qwen/Qwen3-VL-2B-Instruct": ["qwen3-vl 2b", "qwen3 vl 2b"],
     "Qwen/Qwen3-VL-4B-Instruct": ["qwen3-vl 4b", "qwen3 vl 4b"],
 }
