@@ -2454,6 +2454,17 @@ def render(models: list[Model], skipped: list[str]) -> str:
         ),
         *(
             (
+                f"https://github.com/keras-team/keras-hub/blob/{KERAS_COMMIT}/{keras_file}",
+                f"KerasHub {keras_file.rsplit('/', 1)[-1]}: preset metadata with each checkpoint's parameter count and "
+                "backbone (Apache-2.0)",
+                "TierDatabase",
+                "Keras team (KerasHub)",
+            )
+            for same in MAXTEXT_SAME_SHAPES.values()
+            for _, _, keras_file in same
+        ),
+        *(
+            (
                 f"https://github.com/cli99/llm-analysis/blob/{LLMA_COMMIT}/llm_analysis/model_configs/{stem}.json",
                 f"llm-analysis model_configs/{stem}.json: a checkpoint's shapes (Apache-2.0)",
                 "TierDatabase",
