@@ -445,7 +445,7 @@ def llm_models() -> list[Model]:
                 facts=facts,
                 note=note,
                 sources=[LITGPT_URL] + ([MLC_PRESETS_URL] if tied else []),
-                names=short_names(org, name),
+                names=short_names(org, name) + EXTRA_NAMES.get(hf, []),
                 hf_id=hf,
             )
         )
@@ -955,6 +955,10 @@ EXTRA_NAMES = {
     "Qwen/Qwen3.6-35B-A3B": ["qwen3.6 35b", "qwen3.6-35b-a3b", "Qwen 3.6 35B A3B"],
     "Qwen/Qwen3-VL-30B-A3B-Instruct": ["qwen3-vl 30b", "qwen3 vl 30b", "Qwen3-VL-30B-A3B"],
     "Qwen/Qwen2-57B-A14B": ["Qwen2 57B"],
+    # instruct-only checkpoints: the family-and-size name people type is the only checkpoint of that shape here
+    "google/gemma-3-1b-it": ["Gemma 3 1B", "gemma3:1b"],
+    "google/gemma-3-4b-it": ["Gemma 3 4B", "gemma3:4b"],
+    "microsoft/Phi-3.5-mini-instruct": ["Phi-3.5-mini", "Phi 3.5 mini"],
     "Qwen/Qwen3-VL-2B-Instruct": ["qwen3-vl 2b", "qwen3 vl 2b"],
     "Qwen/Qwen3-VL-4B-Instruct": ["qwen3-vl 4b", "qwen3 vl 4b"],
 }
