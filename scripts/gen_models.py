@@ -105,6 +105,8 @@ MAXTEXT_SAME_SHAPES: dict[str, list[tuple[str, str, str]]] = {
         )
     ],
 }
+# A listing of the Hub checkpoint's parameter count (read from its safetensors), the check on Qwen3-VL-30B-A3B's tying
+QWEN3_VL_30B_LISTING = "https://free2aitools.com/model/qwen/qwen3-vl-30b-a3b-instruct"
 # MaxText model configs (its own YAML keys) of MLA models with no transcribed Hugging Face config:
 # file -> (label, Hub id the file names or None); YAML_TO_HF renames the keys to the config.json ones.
 MAXTEXT_YAML_MODELS: dict[str, tuple[str, str | None, list[str]]] = {
@@ -832,8 +834,9 @@ def maxtext_models() -> list[Model]:
             + (" The count is the language model's (text_config): the vision encoder is not counted." if vision else "")
             + (
                 " The output head is counted untied, as the top-level config's tie_word_embeddings (False) says (its "
-                "text_config says True); the result equals Qwen3-30B-A3B's count, whose "
-                "shapes these are."
+                "text_config says True); the result equals Qwen3-30B-A3B's count, whose shapes these are, and with the "
+                "vision encoder (about 0.5B from its vision_config) it agrees with the 31.07B the checkpoint's listing "
+                f"reports ({QWEN3_VL_30B_LISTING}), where a tied head would give about 30.8B."
                 if var == "qwen3_vl_30b_a3b_dict"
                 else ""
             )
@@ -854,7 +857,8 @@ def maxtext_models() -> list[Model]:
             modality="kb:TextModality",
             facts=facts,
             note=note,
-            sources=[url] if yaml_file else [url, MAXTEXT_IDS_URL],
+            sources=([url] if yaml_file else [url, MAXTEXT_IDS_URL])
+            + ([QWEN3_VL_30B_LISTING] if var == "qwen3_vl_30b_a3b_dict" else []),
             names=(short_names(org, name) if hf else [label]) + alts.get(var, []) + EXTRA_NAMES.get(hf or "", []),
             hf_id=hf,
         )
@@ -2434,6 +2438,12 @@ def render(models: list[Model], skipped: list[str]) -> str:
             for family in KERAS_PRESETS
         ),
         (SAM_PAPER, "Kirillov et al., Segment Anything (arXiv 2304.02643)", "TierPaper", "Meta AI"),
+        (
+            QWEN3_VL_30B_LISTING,
+            "free2aitools listing of Qwen/Qwen3-VL-30B-A3B-Instruct (parameters 31.07B and its config)",
+            "TierReported",
+            "free2aitools",
+        ),
         (
             f"https://github.com/NVIDIA/NeMo/blob/{NEMO_COMMIT}/nemo/collections/llm/gpt/model/starcoder2.py",
             "NVIDIA/NeMo nemo/collections/llm/gpt/model/starcoder2.py: StarCoder2 model configurations (Apache-2.0)",
