@@ -349,4 +349,4 @@ CONSTANTS = frozenset(
 )
 
 # kbq:defaultName values the scenario resolver (and the tiers of a ranking: kbq.lang.tiers) read (kb/defaults.ttl)
-DEFAULTS = frozenset(("batch", "context", "precision", "tier_max_cards", "zero_stage"))
+DEFAULTS = frozenset(("batch", "context", "pipeline_on_gpu", "precision", "tier_max_cards", "zero_stage"))
