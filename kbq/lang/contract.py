@@ -39,6 +39,8 @@ TERMS = frozenset(
         "slidingWindow",
         "encoderOnly",  # issue18: a model id's '-AWQ' / '-FP8' suffix sets the weight format
         "trustRank",  # a size alone: the best-sourced models first
+        "component",  # issue18: a pipeline's parts (kbq/lang/workload/facts.py pipeline_parts)
+        "componentParameters",
         "headBits",
         "variableBits",
         "Dataset",  # issue17b: image models' speed, training memory and epochs on a dataset

@@ -172,7 +172,7 @@ def defaults(ctx: Context) -> dict[str, Default]:
 
 def place_parts(model: Facts, training: bool, offload: bool, named: dict[str, Default]) -> tuple[Facts, list[str], list[str]]:
     """Which parts of a pipeline model the GPU holds, and the weights that follow: at inference every
-    part by default (kb:DefaultPipelinePlacement), the largest alone with 'with offload' (diffusers'
+    part by default (the pipeline_on_gpu default, kb/defaults.ttl), the largest alone with 'with offload' (diffusers'
     model CPU offload moves one whole part at a time); in training the model's own count (its
     denoiser: the encoders and VAE stay frozen). Returns the facts, notes and assumptions."""
     if not model.parts:
