@@ -180,7 +180,11 @@ def place_parts(model: Facts, training: bool, offload: bool, named: dict[str, De
     counted = [p for p in model.parts if p.params is not None]
     missing = [p for p in model.parts if p.params is None]
     if training or not counted:
-        why = "training sizes the denoiser" if training else "no part has a sourced count"
+        why = (
+            "training sizes the denoiser alone; the frozen encoders and VAE it also loads are not counted"
+            if training
+            else "no part has a sourced count"
+        )
         note = f"pipeline parts not counted ({why}): {model.label}'s own parameter count is used"
         return model._replace(parts=(), parts_left=model.parts), [note], []
     notes = [
