@@ -1766,6 +1766,45 @@ def ollama_models() -> list[Model]:
     return out
 
 
+# --- LLMs whose publisher's model card gives a parameter count but no config was read ------------------------
+# Hub id -> (published count, context, the card's copy at a commit, where in it, other names). No layer, head or
+# vocabulary facts: a memory answer counts the weights and says the KV cache is not counted.
+MODEL_CARDS: dict[str, tuple[float, int, str, str, list[str]]] = {
+    "CohereForAI/c4ai-command-r-plus": (
+        104e9,
+        131072,
+        "https://github.com/lumenpearson/huggingface_c4ai-command-r-plus/blob/99272bd6962df46267ed247f997f5f5d92c9c9c3/"
+        "README.md",
+        "its 'Model Size: 104 billion parameters' and 'Context length: 128K' (a copy of the Hugging Face model card)",
+        ["Command R+", "command r plus", "command-r-plus", "command-r+", "CohereLabs/c4ai-command-r-plus", "command r+ 104b"],
+    ),
+}
+
+
+def model_card_models() -> list[Model]:
+    out = []
+    for hf, (params, context, url, where, names) in MODEL_CARDS.items():
+        org, name = hf.split("/", 1)
+        out.append(
+            Model(
+                iri=f"{KB}hf/{hf}",
+                classes=["kbq:LargeLanguageModel", "kbq:Model"],
+                label=name,
+                comment=f"{hf}: a {params / 1e9:.0f}B-parameter decoder-only language model published on the Hugging Face Hub.",
+                modality="kb:TextModality",
+                facts={"parameterCount": int(params), "maxContext": context},
+                note=(
+                    f"The parameter count and context are the model card's ({where}); no config.json was read, so the "
+                    "layers, heads and vocabulary are not stored and a memory answer does not count the KV cache."
+                ),
+                sources=[url],
+                names=[*short_names(org, name), *names],
+                hf_id=hf,
+            )
+        )
+    return out
+
+
 # --- LLMs from Megatron-Bridge's size-specific model providers (HF configs in Megatron terms) -----------
 
 BRIDGE_GIT = Path("/work/.mirror/NVIDIA-NeMo+Megatron-Bridge/repo")
@@ -2586,6 +2625,16 @@ def render(models: list[Model], skipped: list[str]) -> str:
             for path in OLLAMA_MODELS
         ),
         (COHERE_DOC_URL, "Hugging Face Transformers model page: Cohere (Command-R)", "TierReported", "Hugging Face"),
+        *(
+            (
+                url,
+                f"{url.split('/blob/')[0].removeprefix('https://github.com/')} README.md: a copy of {hf}'s Hugging Face "
+                "model card",
+                "TierReported",
+                hf.split("/")[0],
+            )
+            for hf, (_, _, url, _, _) in MODEL_CARDS.items()
+        ),
         (TIMM_RESULTS_URL, results, "TierMeasured", "Hugging Face (timm)"),
         (TIMM_BENCH_URL, bench, "TierMeasured", "Hugging Face (timm)"),
     ]
@@ -2612,6 +2661,7 @@ def main() -> None:
         *marian_models(),
         *transcribed_models(),
         *ollama_models(),
+        *model_card_models(),
         *bridge_models(),
         *genz_models(),
         *llma_models(),

@@ -293,6 +293,7 @@ def test_issue_18_second_round_models_equal_their_text_siblings() -> None:
         ("memory for qwen3-coder 30b", "Qwen3-Coder-30B-A3B-Instruct"),
         ("memory for Qwen/Qwen3-VL-8B-Instruct", "Qwen3-VL-8B-Instruct"),
         ("memory for qwen2.5-vl 7b", "Qwen2.5-VL-7B-Instruct"),
+        ("memory for command-r-plus", "c4ai-command-r-plus"),  # the model card's 104B, no architecture
     ],
 )
 def test_issue_18_names_size_the_model_they_name(kb, question: str, label: str) -> None:  # type: ignore[no-untyped-def]
