@@ -54,14 +54,25 @@ def test_sd15_memory_and_offload(kb) -> None:  # type: ignore[no-untyped-def]
 
 def test_flux_lists_the_parts_it_cannot_count(kb) -> None:  # type: ignore[no-untyped-def]
     result = kb.answer("memory for flux.1 dev inference")
-    # 12e9 transformer (model card) + 123,060,480 CLIP text encoder = 12,123,060,480 x 2 B = 24.246 GB
-    assert _row(result, "weights") == pytest.approx(12_123_060_480 * 2 / 1e9, abs=5e-4)
+    # 12e9 transformer (model card) + 4,762,310,656 T5-XXL encoder (aitune's count of SD3's text_encoder_3; by hand:
+    # 32,128 x 4,096 embedding + 24 x (4 x 4,096^2 + 3 x 4,096 x 10,240 + 2 x 4,096) + 32 x 64 + 4,096)
+    # + 123,060,480 CLIP text encoder = 16,885,371,136 x 2 B = 33.771 GB
+    t5 = 32_128 * 4_096 + 24 * (4 * 4_096**2 + 3 * 4_096 * 10_240 + 2 * 4_096) + 32 * 64 + 4_096
+    assert t5 == 4_762_310_656
+    assert _row(result, "weights") == pytest.approx((12e9 + t5 + 123_060_480) * 2 / 1e9, abs=5e-4)
     lines = [str(e) for e in result.explanation]
-    assert any(e.startswith("not counted: T5-XXL") and "lower bound" in e for e in lines)
-    assert any(e.startswith("not counted: autoencoder") for e in lines)
+    assert any(e.startswith("not counted: autoencoder") and "lower bound" in e for e in lines)
+
+
+def test_sd3_medium_counts_its_three_text_encoders(kb) -> None:  # type: ignore[no-untyped-def]
+    result = kb.answer("memory for sd3 medium")
+    # aitune's inspection of stable-diffusion-3-medium-diffusers: 2,028,328,000 + 123,650,304 + 694,659,840
+    # + 4,762,310,656 + 49,545,475 (VAE decoder) = 7,658,494,275 x 2 B = 15.317 GB (the KB's 2B alone: 4.0 GB)
+    assert _row(result, "weights") == pytest.approx(7_658_494_275 * 2 / 1e9, abs=5e-4)
+    assert any(str(e).startswith("not counted: VAE encoder") for e in result.explanation)
 
 
 def test_models_that_fit_show_the_pipelines_size(kb) -> None:  # type: ignore[no-untyped-def]
-    result = kb.answer("models that fit on rtx 5090")
+    result = kb.answer("models that fit on rtx a6000")
     row = next(r for r in result.rows if r[0] == "FLUX.1 [dev]")
-    assert row[1] == pytest.approx(12.12, abs=0.005)  # 12,123,060,480 parameters on the GPU, not the card's 12B
+    assert row[1] == pytest.approx(16.89, abs=0.005)  # 16,885,371,136 parameters on the GPU, not the card's 12B
