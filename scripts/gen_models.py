@@ -88,7 +88,25 @@ MAXTEXT_MODELS: dict[str, tuple[str, list[str]]] = {
     # Qwen3-VL dense (vision-language): the language model of its text_config, Qwen3's dense layout
     "qwen3_vl_2b_dict": ("Qwen/Qwen3-VL-2B-Instruct", []),
     "qwen3_vl_4b_dict": ("Qwen/Qwen3-VL-4B-Instruct", []),
+    # Qwen3-VL mixture of experts: the language model of its text_config, Qwen3-MoE's layout (Qwen3-30B-A3B's
+    # shapes); the output head is untied as the top-level config says (tie_word_embeddings False)
+    "qwen3_vl_30b_a3b_dict": ("Qwen/Qwen3-VL-30B-A3B-Instruct", []),
 }
+# Checkpoints with the shapes of one of MaxText's configs, by another collection's word: MaxText variable ->
+# (Hub id, the evidence, its file). KerasHub (Apache-2.0) builds Qwen3.6-35B-A3B's preset with the backbone
+# class of Qwen3.5-35B-A3B's (path qwen3_5_moe) and publishes the same parameter count for both.
+MAXTEXT_SAME_SHAPES: dict[str, list[tuple[str, str, str]]] = {
+    "qwen3_5_35b_a3b_dict": [
+        (
+            "Qwen/Qwen3.6-35B-A3B",
+            "KerasHub's preset qwen3_6_moe_35b_a3b has the backbone (path qwen3_5_moe) and the parameter count "
+            "(35,107,181,936, its vision encoder included) of its Qwen3.5-35B-A3B preset qwen3_5_moe_35b_a3b",
+            "keras_hub/src/models/qwen3_5_moe/qwen3_5_moe_presets.py",
+        )
+    ],
+}
+# A listing of the Hub checkpoint's parameter count (read from its safetensors), the check on Qwen3-VL-30B-A3B's tying
+QWEN3_VL_30B_LISTING = "https://free2aitools.com/model/qwen/qwen3-vl-30b-a3b-instruct"
 # MaxText model configs (its own YAML keys) of MLA models with no transcribed Hugging Face config:
 # file -> (label, Hub id the file names or None); YAML_TO_HF renames the keys to the config.json ones.
 MAXTEXT_YAML_MODELS: dict[str, tuple[str, str | None, list[str]]] = {
@@ -429,7 +447,7 @@ def llm_models() -> list[Model]:
                 facts=facts,
                 note=note,
                 sources=[LITGPT_URL] + ([MLC_PRESETS_URL] if tied else []),
-                names=short_names(org, name),
+                names=short_names(org, name) + EXTRA_NAMES.get(hf, []),
                 hf_id=hf,
             )
         )
@@ -756,11 +774,16 @@ def maxtext_models() -> list[Model]:
         c = configs[var]
         vision = "text_config" in c
         if vision:  # a vision-language model: its language model (MaxText runs Qwen3.5's as Qwen3-Next's hybrid stack)
+            top = c
             c = dict(c["text_config"])  # type: ignore[call-overload]
             if str(c["model_type"]).startswith("qwen3_5"):
                 c["model_type"] = "qwen3_next"
             elif c["model_type"] == "qwen3_vl_text":
                 c["model_type"] = "qwen3"
+            elif c["model_type"] == "qwen3_vl_moe_text":  # Qwen3-MoE's layers; the experts named num_local_experts
+                c["model_type"] = "qwen3_moe"
+                c["num_experts"] = c["num_local_experts"]
+                c["tie_word_embeddings"] = top["tie_word_embeddings"]  # the model's head: the top-level setting
         total, active = maxtext_parameters(c)
         kind = str(c["model_type"])
         moe = kind not in ("olmo3", "qwen3")
@@ -810,6 +833,14 @@ def maxtext_models() -> list[Model]:
             + (f" The same configuration serves {', '.join(extra_ids)}." if extra_ids else "")
             + (" The count is the language model's (text_config): the vision encoder is not counted." if vision else "")
             + (
+                " The output head is counted untied, as the top-level config's tie_word_embeddings (False) says (its "
+                "text_config says True); the result equals Qwen3-30B-A3B's count, whose shapes these are, and with the "
+                "vision encoder (about 0.5B from its vision_config) it agrees with the 31.07B the checkpoint's listing "
+                f"reports ({QWEN3_VL_30B_LISTING}), where a tied head would give about 30.8B."
+                if var == "qwen3_vl_30b_a3b_dict"
+                else ""
+            )
+            + (
                 f" Only every {c['full_attention_interval']}th layer has full attention (and a KV cache that grows with the "
                 "context); the others are gated-delta-net linear attention with a fixed-size state, so a KV-cache "
                 "estimate from numLayers overstates this model's cache."
@@ -826,7 +857,8 @@ def maxtext_models() -> list[Model]:
             modality="kb:TextModality",
             facts=facts,
             note=note,
-            sources=[url] if yaml_file else [url, MAXTEXT_IDS_URL],
+            sources=([url] if yaml_file else [url, MAXTEXT_IDS_URL])
+            + ([QWEN3_VL_30B_LISTING] if var == "qwen3_vl_30b_a3b_dict" else []),
             names=(short_names(org, name) if hf else [label]) + alts.get(var, []) + EXTRA_NAMES.get(hf or "", []),
             hf_id=hf,
         )
@@ -844,6 +876,24 @@ def maxtext_models() -> list[Model]:
                     note=note,
                     sources=base.sources,
                     names=short_names(o_org, o_name),
+                    hf_id=other,
+                    base=base.iri,
+                )
+            )
+        for other, evidence, keras_file in MAXTEXT_SAME_SHAPES.get(var, []):
+            o_org, o_name = other.split("/", 1)
+            keras_url = f"https://github.com/keras-team/keras-hub/blob/{KERAS_COMMIT}/{keras_file}"
+            out.append(
+                Model(
+                    iri=f"{KB}hf/{o_org}/{o_name}",
+                    classes=base.classes,
+                    label=o_name,
+                    comment=f"{other}: a checkpoint with the architecture of {hf} ({size} parameters).",
+                    modality=base.modality,
+                    facts=dict(facts),
+                    note=f"The shapes of {hf}: {evidence} ({keras_url}). " + note,
+                    sources=[*base.sources, keras_url],
+                    names=short_names(o_org, o_name) + EXTRA_NAMES.get(other, []),
                     hf_id=other,
                     base=base.iri,
                 )
@@ -906,6 +956,13 @@ EXTRA_NAMES = {
     "Qwen/Qwen3-Next-80B-A3B-Instruct": ["Qwen3-Next", "Qwen3-Next-80B", "qwen3 next 80b a3b"],
     "Qwen/Qwen3.5-35B-A3B": ["qwen3.5 35b", "qwen3.5-35b-a3b"],
     "Qwen/Qwen3.5-397B-A17B": ["qwen3.5 397b", "qwen3.5-397b-a17b"],
+    "Qwen/Qwen3.6-35B-A3B": ["qwen3.6 35b", "qwen3.6-35b-a3b", "Qwen 3.6 35B A3B"],
+    "Qwen/Qwen3-VL-30B-A3B-Instruct": ["qwen3-vl 30b", "qwen3 vl 30b", "Qwen3-VL-30B-A3B"],
+    "Qwen/Qwen2-57B-A14B": ["Qwen2 57B"],
+    # instruct-only checkpoints: the family-and-size name people type is the only checkpoint of that shape here
+    "google/gemma-3-1b-it": ["Gemma 3 1B", "gemma3:1b"],
+    "google/gemma-3-4b-it": ["Gemma 3 4B", "gemma3:4b"],
+    "microsoft/Phi-3.5-mini-instruct": ["Phi-3.5-mini", "Phi 3.5 mini"],
     "Qwen/Qwen3-VL-2B-Instruct": ["qwen3-vl 2b", "qwen3 vl 2b"],
     "Qwen/Qwen3-VL-4B-Instruct": ["qwen3-vl 4b", "qwen3 vl 4b"],
 }
@@ -951,7 +1008,8 @@ def extra_parameters(c: dict[str, object]) -> tuple[int, int]:
     without bias, MLP 3*d*f; final norm d; head tied (the config class's default). deepseek (DeepSeekMoE):
     embedding; per layer two RMSNorms and q/k/v/o; the first first_k_dense_replace layers an MLP 3*d*f,
     the others a router d*E, E experts and n_shared shared experts of 3*d*f_e (active: top-k routed);
-    final norm; output head d*V. qwen2 (Qwen1.5) and llama (Mistral family, Minitron): the LLaMA layout
+    final norm; output head d*V. qwen3 and qwen3_moe: maxtext_parameters' formulas (q/k norms of the head
+    size; MoE without a shared expert). qwen2 (Qwen1.5) and llama (Mistral family, Minitron): the LLaMA layout
     (q/k/v biases for qwen2), output head d*V unless tie_word_embeddings. phimoe (Phi-3.5-MoE): per layer
     two LayerNorms 2*2d, q/k/v/o with biases, a router d*E and E experts of 3*d*f_e (active: top-k); final
     LayerNorm 2d; output head d*V with its bias V. dbrx: per layer two LayerNorms without bias 2d, q/k/v/o
@@ -988,6 +1046,8 @@ def extra_parameters(c: dict[str, object]) -> tuple[int, int]:
         outer = v * d + d + d * v
         total = outer + n * (base + e * 3 * d * fe)
         active = outer + n * (base + top * 3 * d * fe)
+    elif kind in ("qwen3", "qwen3_moe"):
+        return maxtext_parameters(c)  # one formula for Qwen3's layouts (maxtext_parameters' docstring)
     elif kind in ("qwen2", "llama"):
         bias = (h * k + 2 * g * k) if kind == "qwen2" else 0
         head = 0 if c.get("tie_word_embeddings") else d * v
@@ -1033,7 +1093,7 @@ def extra_model(c: dict[str, object], hf: str, label: str, iri: str, what: str, 
     kind = str(c["model_type"])
     h = int(c["num_attention_heads"])
     g = int(c.get("num_key_value_heads") or h)
-    moe = kind in ("qwen2_moe", "deepseek", "phimoe", "dbrx")
+    moe = kind in ("qwen2_moe", "qwen3_moe", "deepseek", "phimoe", "dbrx")
     facts: dict[str, object] = {
         "parameterCount": total,
         "numLayers": int(c["num_hidden_layers"]),
@@ -1235,6 +1295,104 @@ TRANSCRIBED: dict[str, dict[str, object]] = {
         "comment": "also the count of the instruct fine-tune Mistral-Nemo-Instruct-2407, which keeps the shapes "
         "(an alias here)",
     },
+    "Qwen/Qwen2-57B-A14B": {
+        "source": "https://github.com/NVIDIA/TensorRT-LLM/blob/cb4c622cf5bb97009451f7f44609498a48a2b11d/"
+        "tests/unittest/_torch/modeling/test_modeling_qwen_moe.py",
+        "licence": "Apache-2.0",
+        "where": "QWEN2_57B_A14B_CONFIG, the checkpoint's config.json copied in code (transformers_version 4.40.1; "
+        "the tests cut num_hidden_layers to 1 on a copy, the constant keeps 28)",
+        "names": [
+            "Qwen2-57B-A14B-Instruct",
+            "Qwen/Qwen2-57B-A14B-Instruct",
+            "Qwen2 57B A14B",
+            "Qwen2 MoE 57B",
+        ],
+        "config": {
+            "model_type": "qwen2_moe",
+            "hidden_size": 3584,
+            "intermediate_size": 18944,
+            "max_position_embeddings": 131072,
+            "moe_intermediate_size": 2560,
+            "num_attention_heads": 28,
+            "num_experts": 64,
+            "num_experts_per_tok": 8,
+            "num_hidden_layers": 28,
+            "num_key_value_heads": 4,
+            "shared_expert_intermediate_size": 20480,
+            "tie_word_embeddings": False,
+            "vocab_size": 151936,
+        },
+        "comment": "also the count of the instruct fine-tune Qwen2-57B-A14B-Instruct, which keeps the shapes (an alias "
+        "here); the shared expert (20,480 wide, always active) is counted in both totals",
+    },
+    "Qwen/Qwen3-Coder-30B-A3B-Instruct": {
+        "source": "https://github.com/ztxz16/fastllm/blob/f8f04c33abb63f6cd4e45f9427a55949a8ebbb44/"
+        "Qwen3-Coder-30B-A3B-Instruct/config.json",
+        "licence": "the checkpoint's own files, Apache-2.0 (its LICENSE is copied beside them)",
+        "where": "the checkpoint's config.json, copied verbatim with its README, LICENSE and model.safetensors.index.json "
+        "(whose total_size 61,064,245,248 bytes of BF16 is 30,532,122,624 parameters: the count computed here)",
+        "names": ["Qwen3-Coder 30B", "qwen3-coder-30b", "qwen3 coder 30b", "qwen3-coder:30b", "Qwen3 Coder 30B A3B"],
+        "config": {
+            "model_type": "qwen3_moe",
+            "head_dim": 128,
+            "hidden_size": 2048,
+            "intermediate_size": 5472,
+            "max_position_embeddings": 262144,
+            "moe_intermediate_size": 768,
+            "num_attention_heads": 32,
+            "num_experts": 128,
+            "num_experts_per_tok": 8,
+            "num_hidden_layers": 48,
+            "num_key_value_heads": 4,
+            "tie_word_embeddings": False,
+            "vocab_size": 151936,
+        },
+        "comment": "Qwen3-30B-A3B's shapes with a 262,144-token context",
+    },
+    "Qwen/Qwen3-VL-8B-Instruct": {
+        "source": "https://github.com/NVIDIA/TensorRT-LLM/blob/04938813b3f573fda84cd28d499b2a539032d409/"
+        "tests/unittest/_torch/modeling/test_modeling_qwen3vl.py",
+        "licence": "Apache-2.0",
+        "where": "the text_config of QWEN3_VL_8B_CONFIG, the checkpoint's config.json copied in code (_name_or_path "
+        "Qwen3-VL-8B-Instruct; num_hidden_layers cut to 4 for the test, '36 layers for full model' as its comment says, "
+        "so 36 is used)",
+        "names": ["Qwen3-VL 8B", "qwen3-vl-8b", "qwen3 vl 8b", "qwen3vl 8b"],
+        "config": {
+            "model_type": "qwen3",
+            "head_dim": 128,
+            "hidden_size": 4096,
+            "intermediate_size": 12288,
+            "max_position_embeddings": 262144,
+            "num_attention_heads": 32,
+            "num_hidden_layers": 36,
+            "num_key_value_heads": 8,
+            "tie_word_embeddings": False,
+            "vocab_size": 151936,
+        },
+        "comment": "the language model of Qwen3-VL-8B (a vision-language model): its 27-layer vision encoder "
+        "(hidden size 1152) and merger are not counted; it equals Qwen3-8B's count (the same text shapes)",
+    },
+    "Qwen/Qwen2.5-VL-7B-Instruct": {
+        "source": "https://github.com/NVIDIA/TensorRT-LLM/blob/03dd9bb8387c5c3015f41124da0f338751a177c0/"
+        "tests/unittest/_torch/modeling/test_modeling_qwen2_5vl.py",
+        "licence": "Apache-2.0",
+        "where": "QWEN2_5_VL_7B_CONFIG, the checkpoint's config.json copied in code (_name_or_path Qwen2.5-VL-7B-Instruct; "
+        "num_hidden_layers cut to 2 for the test, '28 layers for full model' as its comment says, so 28 is used)",
+        "names": ["Qwen2.5-VL 7B", "qwen2.5-vl-7b", "qwen2.5 vl 7b", "qwen2.5vl 7b"],
+        "config": {
+            "model_type": "qwen2",
+            "hidden_size": 3584,
+            "intermediate_size": 18944,
+            "max_position_embeddings": 128000,
+            "num_attention_heads": 28,
+            "num_hidden_layers": 28,
+            "num_key_value_heads": 4,
+            "tie_word_embeddings": False,
+            "vocab_size": 152064,
+        },
+        "comment": "the language model of Qwen2.5-VL-7B (a vision-language model): its 32-layer vision encoder "
+        "(hidden size 1280) and merger are not counted",
+    },
 }
 
 
@@ -1242,7 +1400,8 @@ def transcribed_models() -> list[Model]:
     out = []
     for hf, entry in TRANSCRIBED.items():
         c = dict(entry["config"])  # type: ignore[call-overload]
-        c["model_type"] = "yi"  # the LLaMA layout: extra_parameters' 'yi' formula (untied head)
+        if c["model_type"] == "mistral":
+            c["model_type"] = "yi"  # the LLaMA layout: extra_parameters' 'yi' formula (untied head)
         what = f"{entry['where']} in {entry['source']} ({entry['licence']})"
         if entry.get("also"):
             what += f"; {entry['also_where']}, {entry['also']}"
@@ -1600,6 +1759,45 @@ def ollama_models() -> list[Model]:
                     f"the published one ({count_where}); the metadata does not give the vocabulary, so none is stored."
                 ),
                 sources=[url, count_url],
+                names=[*short_names(org, name), *names],
+                hf_id=hf,
+            )
+        )
+    return out
+
+
+# --- LLMs whose publisher's model card gives a parameter count but no config was read ------------------------
+# Hub id -> (published count, context, the card's copy at a commit, where in it, other names). No layer, head or
+# vocabulary facts: a memory answer counts the weights and says the KV cache is not counted.
+MODEL_CARDS: dict[str, tuple[float, int, str, str, list[str]]] = {
+    "CohereForAI/c4ai-command-r-plus": (
+        104e9,
+        131072,
+        "https://github.com/lumenpearson/huggingface_c4ai-command-r-plus/blob/99272bd6962df46267ed247f997f5f5d92c9c9c3/"
+        "README.md",
+        "its 'Model Size: 104 billion parameters' and 'Context length: 128K' (a copy of the Hugging Face model card)",
+        ["Command R+", "command r plus", "command-r-plus", "command-r+", "CohereLabs/c4ai-command-r-plus", "command r+ 104b"],
+    ),
+}
+
+
+def model_card_models() -> list[Model]:
+    out = []
+    for hf, (params, context, url, where, names) in MODEL_CARDS.items():
+        org, name = hf.split("/", 1)
+        out.append(
+            Model(
+                iri=f"{KB}hf/{hf}",
+                classes=["kbq:LargeLanguageModel", "kbq:Model"],
+                label=name,
+                comment=f"{hf}: a {params / 1e9:.0f}B-parameter decoder-only language model published on the Hugging Face Hub.",
+                modality="kb:TextModality",
+                facts={"parameterCount": int(params), "maxContext": context},
+                note=(
+                    f"The parameter count and context are the model card's ({where}); no config.json was read, so the "
+                    "layers, heads and vocabulary are not stored and a memory answer does not count the KV cache."
+                ),
+                sources=[url],
                 names=[*short_names(org, name), *names],
                 hf_id=hf,
             )
@@ -2351,6 +2549,12 @@ def render(models: list[Model], skipped: list[str]) -> str:
         ),
         (SAM_PAPER, "Kirillov et al., Segment Anything (arXiv 2304.02643)", "TierPaper", "Meta AI"),
         (
+            QWEN3_VL_30B_LISTING,
+            "free2aitools listing of Qwen/Qwen3-VL-30B-A3B-Instruct (parameters 31.07B and its config)",
+            "TierReported",
+            "free2aitools",
+        ),
+        (
             f"https://github.com/NVIDIA/NeMo/blob/{NEMO_COMMIT}/nemo/collections/llm/gpt/model/starcoder2.py",
             "NVIDIA/NeMo nemo/collections/llm/gpt/model/starcoder2.py: StarCoder2 model configurations (Apache-2.0)",
             "TierDatabase",
@@ -2371,6 +2575,17 @@ def render(models: list[Model], skipped: list[str]) -> str:
             "KerasHub gemma4_presets.py: preset metadata with each checkpoint's parameter count (Apache-2.0)",
             "TierDatabase",
             "Keras team (KerasHub)",
+        ),
+        *(
+            (
+                f"https://github.com/keras-team/keras-hub/blob/{KERAS_COMMIT}/{keras_file}",
+                f"KerasHub {keras_file.rsplit('/', 1)[-1]}: preset metadata with each checkpoint's parameter count and "
+                "backbone (Apache-2.0)",
+                "TierDatabase",
+                "Keras team (KerasHub)",
+            )
+            for same in MAXTEXT_SAME_SHAPES.values()
+            for _, _, keras_file in same
         ),
         *(
             (
@@ -2410,6 +2625,16 @@ def render(models: list[Model], skipped: list[str]) -> str:
             for path in OLLAMA_MODELS
         ),
         (COHERE_DOC_URL, "Hugging Face Transformers model page: Cohere (Command-R)", "TierReported", "Hugging Face"),
+        *(
+            (
+                url,
+                f"{url.split('/blob/')[0].removeprefix('https://github.com/')} README.md: a copy of {hf}'s Hugging Face "
+                "model card",
+                "TierReported",
+                hf.split("/")[0],
+            )
+            for hf, (_, _, url, _, _) in MODEL_CARDS.items()
+        ),
         (TIMM_RESULTS_URL, results, "TierMeasured", "Hugging Face (timm)"),
         (TIMM_BENCH_URL, bench, "TierMeasured", "Hugging Face (timm)"),
     ]
@@ -2436,6 +2661,7 @@ def main() -> None:
         *marian_models(),
         *transcribed_models(),
         *ollama_models(),
+        *model_card_models(),
         *bridge_models(),
         *genz_models(),
         *llma_models(),
