@@ -1,4 +1,4 @@
-"""The sentence reader (kbq/lang/sentence.py): sentences as people type them become the canonical
+"""The sentence reader (kbq/lang/sentence/): sentences as people type them become the canonical
 question they mean, the answer says which ('read as: ...'), an ambiguous sentence gets its
 readings and an unreadable one the nearest questions that answer. Each sentence is checked
 against the canonical question it should read as, and that question against its own answer."""

@@ -1,198 +1,40 @@
-"""The sentence reader: a question as people type it -> the canonical question it means.
-
-Tried only when the grammar (or the compiler) refuses a text, so no sentence changes what a
-canonical question means. It finds the KB's names anywhere in the sentence (one name-index
-query for every word run), the quantities (a memory budget, a count, money, settings such as
-context), reads the intent from cue words (kb/sentences.ttl) and fills that intent's templates:
-canonical questions with slots, tried in order until one compiles. The answer says which
-canonical question it answered ("read as: ..."). No word of any language is in this file.
-"""
+"""The reader: one sentence against one KB -> the canonical question it means (its names, quantities,
+intent, and the intent's templates filled and checked)."""
 
 from __future__ import annotations
 
-import copy
 import re
-from collections.abc import Callable
-from functools import lru_cache
-from typing import NamedTuple
 
-from kbq.errors import AmbiguousTermError, QueryError
+from kbq.errors import QueryError
 from kbq.lang.catalog import FAMILY, OWL_CLASS, PREFIXES, Catalog, Run, Term
-from kbq.lang.parse import MAX_DIGITS
-from kbq.lang.plan import Plan
+from kbq.lang.sentence.checks import _compiles, _first_ranked, _form
+from kbq.lang.sentence.lexicon import (
+    _ACTIVE,
+    _CJK,
+    _MAX_RUN,
+    _NUMBER,
+    _PUNCTUATION,
+    _SIZE,
+    _SLOT,
+    DATA_SIZE,
+    MONEY,
+    AmbiguousSentenceError,
+    CheckFn,
+    Intent,
+    Reading,
+    SentenceError,
+    Span,
+    _fmt,
+    _keywords,
+    _say,
+    _singular,
+    _tokens,
+    lexicon,
+)
 from kbq.lang.words import APPLICATION, AREA, CHASSIS_KIND, GPU, GPU_FAMILY, MODEL, PRECISION, PROCESS
 from kbq.store.names import normalise
-from kbq.store.resources import KB_NS
 
-DATA_SIZE = KB_NS + "DataSize"
-MONEY = KB_NS + "Money"
-_USING = re.compile(r"\busing\s+\S")
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
-_TOKEN = re.compile(r"\$?[\w][\w.$%/+\-]*|\$\d+(?:\.\d+)?k?")
-_NUMBER = re.compile(r"^\$?(\d+(?:\.\d+)?)([a-z%$/]*)$")
-_COUNT_PREFIX = re.compile(r"^(\d+)[x×\*]([a-z].*|\d{3,}.*)$")  # '2x3090', '4xa100' (not '8x7b')
-_SIZE = re.compile(r"^(?:\d+x)?\d+(?:\.\d+)?b$")  # '70b', '8x7b': a model size
-_ACTIVE = re.compile(r"^a\d+(?:\.\d+)?b$")  # 'a3b' after '30b': the active parameters of a mixture of experts
-_JOINED = re.compile(r"(?<=[a-z0-9])\+(?=[a-z])")  # a plus between two names ('lora+flashattention2'), not '16gb+'
-_YEAR = re.compile(r"^(?:19|20)\d\d$")  # a year the grammar reads after 'in' ('gpu for bert in 2019')
-_GRAMMAR_WORD = re.compile(r"^[^\s=<>!(),\"']+$")
-_SLOT = re.compile(r"\{(\w+)\}")
-_STRUCTURED = re.compile(r"[=<>]|\b(where|order\s+by|limit)\b", re.IGNORECASE)
-_PUNCTUATION = " ?!.,:;\"'\u3002\uff1f\uff01\uff0c"
-_OPTIONAL = ("at", "with", "under", "mode")
-_MAX_RUN = 7
-_CHECKS_KEPT = 512  # canonical questions whose check (and plan) a KB keeps for the sentence reader
-_UNPLACED_FORMS = ("WorkloadQuestion:speed", "WorkloadQuestion:time")  # forms a missing card makes a ranking
-CheckFn = Callable[[str], Exception | None]  # None: the canonical question answers
-
-
-class Intent(NamedTuple):
-    label: str
-    priority: int
-    cues: tuple[str, ...]  # normalised token sequences joined by ' '
-    templates: tuple[str, ...]
-    unplaced: frozenset[str] = frozenset()  # templates for a question that names no hardware (a ranking)
-
-
-class Lexicon(NamedTuple):
-    intents: tuple[Intent, ...]
-    roles: dict[str, str]  # word -> ignore | budget | need | suffix
-    counts: dict[str, int]
-    formats: dict[str, str]  # a packaging suffix -> the label of the weight format it says ('awq' -> GPTQ 4-bit)
-
-
-class Span(NamedTuple):
-    start: int
-    end: int
-    role: str  # gpu | workload | process | precision | mode | qualifier | chassis | budget | money | setting
-    text: str  # what goes into the canonical question
-    count: int = 1  # type: ignore[assignment]  # a field named like tuple.count
-    terms: tuple[Term, ...] = ()
-
-
-class Reading(NamedTuple):
-    canonical: str
-    intent: str
-    notes: tuple[str, ...] = ()
-    template: str = ""
-    observed: tuple[str, ...] = ()  # numbers the sentence reports, not asks ('uses 24 gb'): a reading may leave them out
-
-
-class SentenceError(QueryError):
-    """A sentence the reader cannot read as one question: its nearest questions (each answers)."""
-
-
-class AmbiguousSentenceError(QueryError):
-    """A sentence with several readings that answer; lists them instead of guessing."""
-
-
-def lexicon(catalog: Catalog, chinese: bool = False) -> Lexicon:
-    """The reader's words, read once per catalog (only when a sentence reaches the reader). Its
-    Chinese words only for a Chinese sentence: cutting them loads jieba's dictionary (~1 s), which
-    an English question (a server's first error answer, within its time limit) should not wait for."""
-    attribute = "_sentence_lexicon_zh" if chinese else "_sentence_lexicon"
-    cached = getattr(catalog, attribute, None)
-    if isinstance(cached, Lexicon):
-        return cached
-
-    def wanted(text: object) -> bool:
-        return chinese or not _CJK.search(str(text))
-
-    assert catalog.run is not None
-    rows = catalog.run(
-        PREFIXES
-        + """SELECT ?i ?label ?priority ?cue ?template ?unplaced WHERE {
-  ?i a kbq:SentenceIntent ; rdfs:label ?label ; kbq:intentPriority ?priority .
-  { ?i kbq:cue ?cue } UNION { ?i kbq:template ?template } UNION { ?i kbq:unplacedTemplate ?unplaced } }"""
-    ).rows
-    found: dict[str, tuple[str, int, set[str], set[str], set[str]]] = {}
-    for iri, label, priority, cue, template, unplaced in rows:
-        entry = found.setdefault(str(iri), (str(label), int(str(priority)), set(), set(), set()))
-        if cue is not None and wanted(cue):
-            entry[2].add(" ".join(_tokens(str(cue).lower())))
-        for text in (template, unplaced):
-            if text is not None:
-                entry[3].add(str(text))
-        if unplaced is not None:
-            entry[4].add(_ordered({str(unplaced)})[0])
-    intents = tuple(
-        sorted(
-            (
-                Intent(
-                    label, priority, tuple(sorted(cues, key=len, reverse=True)), tuple(_ordered(templates)), frozenset(unplaced)
-                )
-                for label, priority, cues, templates, unplaced in found.values()
-            ),
-            key=lambda i: -i.priority,
-        )
-    )
-    words = catalog.run(
-        PREFIXES + "SELECT ?text ?role ?n WHERE { ?w a kbq:SentenceWord ; kbq:wordRole ?role ; kbq:sentenceText ?text "
-        "OPTIONAL { ?w kbq:numberValue ?n } }"
-    ).rows
-    roles: dict[str, str] = {}
-    counts: dict[str, int] = {}
-    for text, role, n in words:
-        if not wanted(text):
-            continue
-        key = " ".join(_tokens(str(text).lower()))
-        if str(role) == "count" and n is not None:
-            counts[key] = int(str(n))
-        else:
-            roles.setdefault(key, str(role))
-            roles.setdefault(f"{role}:{key}", str(role))
-    formats = {
-        " ".join(_tokens(str(text).lower())): str(label)
-        for text, label in catalog.run(
-            PREFIXES + "SELECT ?text ?label WHERE { ?w a kbq:SentenceWord ; kbq:sentenceText ?text ; "
-            "kbq:suffixFormat/rdfs:label ?label }"
-        ).rows
-        if wanted(text)
-    }
-    lex = Lexicon(intents, roles, counts, formats)
-    setattr(catalog, attribute, lex)
-    return lex
-
-
-def _ordered(templates: set[str]) -> list[str]:
-    def order(t: str) -> tuple[int, str]:
-        head, _, rest = t.partition("|")
-        return (int(head), rest) if head.isdigit() and rest else (99, t)
-
-    return [order(t)[1] for t in sorted(templates, key=order)]
-
-
-def _tokens(text: str) -> list[str]:
-    """Words of a sentence: lower case, numbers with their units kept ('24gb', '$1500', 'q4_k_m',
-    'meta-llama/llama-3.1-8b-instruct'), Chinese runs cut into words by jieba."""
-    text = text.replace("\u2019", "'").replace("\uff1f", " ").replace("\uff0c", " ").replace("\u3002", " ")
-    text = re.sub(r"'(s|m|re|ve|ll|d)\b", " ", text)
-    text = re.sub(r"(\d),(\d{3})\b", r"\1\2", text)
-    text = re.sub(r"\b(\d+(?:\.\d+)?b)\s*[x×*]\s*(\d+)\b", r"\2x\1", text)  # '7b*8', '7bx8': a mixture, '8x7b'
-    if _CJK.search(text):
-        text = re.sub(r"([\u3400-\u9fff\uf900-\ufaff]+)", r" \1 ", text)
-    out: list[str] = []
-    for piece in text.split():
-        if _CJK.search(piece):
-            import jieba  # only for Chinese text (its dictionary loads in about a second)
-
-            jieba.setLogLevel(60)
-            out += [w for w in jieba.lcut(piece) if w.strip()]
-            continue
-        for token in (t for found in _TOKEN.findall(piece) for t in _JOINED.split(found)):  # 'lora+flashattention2': two names
-            token = token.rstrip(".-/+")
-            if not token:
-                continue
-            match = _COUNT_PREFIX.match(token)
-            if match and not _SIZE.match(match.group(2)):
-                out += [match.group(1), "x", match.group(2)]
-            else:
-                out.append(token)
-    return out
-
-
-def _singular(text: str) -> str:
-    return text[:-1] if len(text) > 2 and text.endswith("s") and not text.endswith("ss") else text
+_TOP_NOTE = "no card named: read with {gpu}, the first of 'best gpu for {workload}'; name a card for another"
 
 
 class Reader:
@@ -717,26 +559,6 @@ _ROLES: tuple[tuple[str, tuple[str, ...]], ...] = (
 _ROLE_ORDER = {"gpu": 0, "workload": 1, "budget": 2, "setting": 3, "process": 4, "precision": 5, "mode": 6}
 
 
-def _say(label: str, text: str) -> str:
-    """A name as the grammar can read it: the KB's label, or the words as typed when the label
-    holds characters the grammar keeps for structure (parentheses, commas)."""
-    return label if all(_GRAMMAR_WORD.match(w) for w in label.split()) else text
-
-
-def _fmt(value: float) -> str:
-    return str(int(value)) if value == int(value) else f"{value:g}"
-
-
-@lru_cache(maxsize=1)
-def _keywords() -> frozenset[str]:
-    """The grammar's keywords (for, on, with, where ...): words a sentence's wrapping never drops."""
-    from kbq.lang.parse import parser
-
-    return frozenset(
-        str(t.pattern.value).lower() for t in parser().terminals if t.pattern.type == "str" and str(t.pattern.value).isalpha()
-    )
-
-
 def _settings_clause(settings: list[str]) -> str:
     if not settings:
         return ""
@@ -751,222 +573,3 @@ def _named(spans: list[Span]) -> str:
 def read_sentence(text: str, catalog: Catalog, run: Run, check: CheckFn, unknown: str = "") -> Reading:
     """The canonical question a sentence means; AmbiguousSentenceError or SentenceError otherwise."""
     return Reader(text, catalog, run, unknown).read(check)
-
-
-# --- the door: the grammar first, the reader when it refuses ---------------------------------------
-
-
-def compile_text(text: str, catalog: Catalog, run: Run) -> Plan:
-    """The plan of a question: compiled as written when the language reads it (a canonical
-    question keeps its meaning), else the plan of the canonical question the sentence reader
-    finds, marked with it ('read as: ...'). A text neither reads raises the language's error,
-    whose suggestions are whole questions that answer (not the grammar's token list)."""
-    from kbq.lang.compile import compile_question
-
-    try:
-        return compile_question(text, catalog, run)
-    except QueryError as exc:
-        refused = exc
-    if any(len(digits) > MAX_DIGITS for digits in re.findall(r"\d+", text)):
-        raise refused  # a number too large to read: the language's error names it; no reading may drop it
-
-    def check(question: str) -> Exception | None:
-        return _checked(question, catalog, run)[0]
-
-    if _STRUCTURED.search(text):  # a condition, an order or a limit: a canonical question, maybe wrapped in words
-        embedded = Reader(text, catalog, run, _unknown(refused)).embedded()
-        if embedded is None:
-            raise refused
-        return _marked(_plan(embedded.canonical, catalog, run), embedded)
-
-    if isinstance(refused, AmbiguousTermError):
-        raise refused  # a name with several meanings: its candidates are the readings
-    if type(refused) is QueryError and _form(text) in _UNPLACED_FORMS:  # 'how fast is llama 3 8b': no hardware
-        unplaced = Reader(text, catalog, run).unplaced(check)
-        if unplaced is not None:
-            return _marked(_plan(unplaced.canonical, catalog, run), unplaced)
-    if type(refused) is QueryError and _form(text) not in (None, "SubjectQuestion"):
-        raise refused  # the language read the form and its names: what is wrong is the question itself
-    try:
-        reading = read_sentence(text, catalog, run, check, _unknown(refused))
-    except AmbiguousSentenceError as several:
-        if type(refused) is QueryError:
-            raise refused from None  # the language understood the words: its own error, not readings of them
-        if _substituted(refused, text, check) or _form(text) not in (None, "SubjectQuestion"):
-            # 'gpu for lstmm' (the KB's close name answers) or a form the language has: its own error first
-            raise _teaching(refused, several, text, check) from None
-        raise
-    except SentenceError as unread:
-        raise _teaching(refused, unread, text, check) from None
-    if _form(text) not in (None, "SubjectQuestion") and _form(text) != _form(reading.canonical):
-        # a question of a form the language has ('speed of X on 24gb') keeps that form: its own error,
-        # with the reading as a suggestion, rather than an answer to another question
-        raise _teaching(refused, SentenceError("", suggestions=[reading.canonical]), text, check) from None
-    if _USING.search(text) and not _USING.search(reading.canonical):
-        raise refused  # the reading would drop the backend the question names ('using frobnicator')
-    if _settings_named(text, catalog) - _settings_named(reading.canonical, catalog):
-        raise refused  # the reading would drop a setting the question names ('with selective recompute')
-    if dropped := _numbers(text) - _numbers(reading.canonical) - set(reading.observed):
-        dated = _with_year(reading, dropped, text, check)
-        if dated is None and _form(text) is not None:
-            raise refused  # a question the grammar read keeps its numbers ('gpu for lstm on 0 gpus'), but for reported ones
-        reading = dated or reading
-    return _marked(_plan(reading.canonical, catalog, run), reading)
-
-
-_TOP_NOTE = "no card named: read with {gpu}, the first of 'best gpu for {workload}'; name a card for another"
-
-
-def _first_ranked(ranking: str, catalog: Catalog, run: Run) -> str | None:
-    """The first GPU of a ranking question ('best gpu for deepseek-v3'), as the grammar reads it;
-    None when the ranking does not answer or is empty."""
-    from kbq.lang.run import run_plan
-
-    if _checked(ranking, catalog, run)[0] is not None:
-        return None
-    result = run_plan(ranking, _plan(ranking, catalog, run), catalog, run)
-    iri = result.rows[0][0] if result.rows else None
-    if not isinstance(iri, str):
-        return None
-    name = _say(catalog.label(iri), "")  # its label, or its IRI's name when the label holds '(' or ','
-    local = iri.rsplit("/", 1)[-1].replace("_", " ")
-    if not name and any(t.iri == iri for t in catalog.lookup([local]).get(normalise(local), [])):
-        name = local
-    return name or None
-
-
-def _with_year(reading: Reading, dropped: set[str], text: str, check: CheckFn) -> Reading | None:
-    """A year the reading left out ('... which to buy in 2026'; the grammar's 'in YEAR'): kept when
-    the reading takes it, else dropped and said; None when something else was left out."""
-    years = {n for n in dropped if _YEAR.match(n) and re.search(rf"\bin\s+{n}\b", text, re.IGNORECASE)}
-    if len(years) != 1 or years != dropped:
-        return None
-    year = years.pop()
-    dated = f"{reading.canonical} in {year}"
-    if check(dated) is None:
-        return reading._replace(canonical=dated)
-    note = f"'in {year}' left out: {reading.canonical!r} has no date; the KB's figures are those it holds now"
-    return reading._replace(notes=(*reading.notes, note))
-
-
-def _unknown(refused: QueryError) -> str:
-    """The name the language refused as unknown ('' for other errors)."""
-    quoted = re.search(r"unknown [\w ]*?'([^']+)'", refused.message)
-    return quoted.group(1) if quoted else ""
-
-
-def _numbers(text: str) -> set[str]:
-    """The standalone numbers of a text ('0 gpus', 'a 3090'; not the digits of 'v0.3' or '8b')."""
-    return set(re.findall(r"(?<![\w.])\d+(?![\w.])", text))
-
-
-def _marked(plan: Plan, reading: Reading) -> Plan:
-    plan.extra["read_as"] = reading.canonical
-    plan.extra["read_notes"] = list(reading.notes)
-    return plan
-
-
-def _settings_named(text: str, catalog: Catalog) -> set[str]:
-    """The settings a text names by their words ('selective recompute', 'zero', 'context')."""
-    toks = _tokens(text.lower())
-    found = set()
-    for i in range(len(toks)):
-        for j in range(i + 1, min(len(toks), i + 4) + 1):
-            setting = catalog.settings.get(normalise(" ".join(toks[i:j])))
-            rate = j < len(toks) and toks[j] in ("per", "/s", "/sec")  # 'tokens per second' is a rate, not a setting
-            valued = any(re.match(r"\$?\d", t) for t in toks[max(0, i - 1) : i] + toks[j : j + 1])
-            if setting is not None and not rate and (setting.flag or setting.dimension is None or valued):
-                found.add(setting.name)  # a setting that takes a number is asked only with one ('high vram usage' is not)
-    return found
-
-
-def _form(text: str) -> str | None:
-    """The form the grammar reads a text as ('WorkloadQuestion:speed'), None when it does not parse."""
-    from kbq.lang.parse import parse
-
-    try:
-        question = parse(text)
-    except QueryError:
-        return None
-    form = getattr(question, "form", None)
-    return type(question).__name__ + (f":{form}" if form else "")
-
-
-def _answers(question: str, catalog: Catalog, run: Run) -> Exception | None:
-    """None when the canonical question compiles and answers on this KB, else why not."""
-    return _checked(question, catalog, run)[0]
-
-
-def _checked(question: str, catalog: Catalog, run: Run) -> tuple[Exception | None, Plan | None]:
-    """Whether a canonical question answers on this KB, and its plan when it does. Kept per KB (a
-    bounded memo): sentences try the same canonical questions ('largest model for 24gb'), and the
-    reading's plan is the one its check compiled."""
-    from kbq.bounded import BoundedDict
-    from kbq.errors import KbqError
-    from kbq.lang.compile import compile_question
-    from kbq.lang.run import run_plan
-
-    memo: BoundedDict[str, tuple[Exception | None, Plan | None]] = catalog.__dict__.setdefault(
-        "_sentence_checks", BoundedDict(_CHECKS_KEPT)
-    )
-    if question not in memo:
-        try:
-            plan = compile_question(question, catalog, run)
-            run_plan(question, copy.deepcopy(plan), catalog, run)
-        except KbqError as exc:
-            memo[question] = (exc, None)
-        else:
-            memo[question] = (None, plan)
-    return memo[question]
-
-
-def _compiles(question: str, catalog: Catalog, run: Run) -> bool:
-    """Whether the language reads a question on this KB (its answer is not run: a canonical question
-    inside a sentence is the question as written, answered once, errors and all)."""
-    from kbq.errors import KbqError
-    from kbq.lang.compile import compile_question
-
-    try:
-        compile_question(question, catalog, run)
-    except KbqError:
-        return False
-    return True
-
-
-def _plan(question: str, catalog: Catalog, run: Run) -> Plan:
-    """The plan of a canonical question a check found to answer (a copy: the reading marks it)."""
-    from kbq.lang.compile import compile_question
-
-    plan = _checked(question, catalog, run)[1]
-    return copy.deepcopy(plan) if plan is not None else compile_question(question, catalog, run)
-
-
-def _substituted(refused: QueryError, text: str, check: CheckFn) -> list[str]:
-    """The question as written with its unknown name replaced by each close name the KB suggests,
-    kept when it answers ('gpu for lstmm' -> 'gpu for LSTM')."""
-    out: list[str] = []
-    quoted = re.search(r"'([^']+)'", refused.message)
-    if quoted and refused.suggestions:
-        unknown = quoted.group(1)
-        at = text.lower().find(unknown.lower())
-        if at >= 0:
-            for name in refused.suggestions:
-                candidate = text[:at] + name + text[at + len(unknown) :]
-                if candidate != text and check(candidate) is None:
-                    out.append(candidate)
-    return out
-
-
-def _teaching(refused: QueryError, unread: QueryError, text: str, check: CheckFn) -> QueryError:
-    """The language's own error, with the nearest questions that answer as its suggestions: the
-    question with an unknown name replaced by the KB's close names, then the sentence reader's."""
-    questions = _substituted(refused, text, check)
-    questions += [q for q in unread.suggestions if q not in questions]
-    error = type(refused)(
-        refused.message,
-        query=refused.query or text,
-        column=refused.column,
-        expected=[] if questions else refused.expected,
-        suggestions=questions[:6] or refused.suggestions,
-    )
-    return error
