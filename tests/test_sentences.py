@@ -14,7 +14,7 @@ import pytest
 from kbq.errors import KbqError, QueryError
 
 DATA = Path(__file__).parent / "data" / "sentences.jsonl"
-FLOOR = 0.61  # the development share (47/76) this branch reaches (see test_real_sentences_get_an_answer_of_the_right_kind)
+FLOOR = 0.63  # the development share (48/76) this branch reaches (see test_real_sentences_get_an_answer_of_the_right_kind)
 
 
 @pytest.mark.parametrize(
@@ -244,9 +244,28 @@ def _right_kind(outcome: Outcome, row: dict) -> bool:  # type: ignore[type-arg]
     return outcome.kind in KINDS[row["kind"]]
 
 
-def _share(outcomes: dict[str, Outcome], held_out: bool) -> tuple[int, int]:
+NO_MODEL_NOTE = "no model named"  # the note of the reverse question read for a sentence that names no model
+
+
+def _right_kind_extended(outcome: Outcome, row: dict) -> bool:  # type: ignore[type-arg]
+    """As _right_kind, and also: a fit or memory sentence that names hardware but no model ('is 24 gb
+    enough?', 'can I run this on my rtx 4090?') answered by the reverse question ('models that fit on
+    ...'), which says that no model was named. No memory verdict can be given without a model; the
+    models that fit are the answer such a sentence can get (llmfit answers it so). Reported beside the
+    strict share, never instead of it."""
+    if _right_kind(outcome, row):
+        return True
+    return (
+        row["kind"] in ("fit", "memory")
+        and outcome.kind == "models"
+        and any(line.startswith(NO_MODEL_NOTE) for line in outcome.lines)
+    )
+
+
+def _share(outcomes: dict[str, Outcome], held_out: bool, extended: bool = False) -> tuple[int, int]:
     chosen = [r for r in _rows() if r["held_out"] is held_out]
-    return sum(_right_kind(outcomes[r["text"]], r) for r in chosen), len(chosen)
+    right = _right_kind_extended if extended else _right_kind
+    return sum(right(outcomes[r["text"]], r) for r in chosen), len(chosen)
 
 
 def test_the_sentence_set_is_real_and_large_enough() -> None:
@@ -283,7 +302,10 @@ def test_real_sentences_get_an_answer_of_the_right_kind(outcomes) -> None:  # ty
     condition the text names is refused. The issue's target is 90% (not reached)."""
     right, total = _share(outcomes, held_out=False)
     right_h, total_h = _share(outcomes, held_out=True)
-    print(f"development {right}/{total} = {right / total:.0%}; held out {right_h}/{total_h} = {right_h / total_h:.0%}")
+    print(f"strict: development {right}/{total} = {right / total:.0%}; held out {right_h}/{total_h} = {right_h / total_h:.0%}")
+    ext, ext_h = _share(outcomes, False, extended=True)[0], _share(outcomes, True, extended=True)[0]
+    print(f"with the no-model reverse: development {ext}/{total} = {ext / total:.0%}; ", end="")
+    print(f"held out {ext_h}/{total_h} = {ext_h / total_h:.0%}")
     assert right / total >= FLOOR, f"development set: {right}/{total}"
 
 
@@ -386,3 +408,18 @@ def test_a_plus_between_two_names_separates_them(kb) -> None:  # type: ignore[no
     assert _tokens("a 16gb+ card") == ["a", "16gb", "card"]
     answer = kb.answer("how much vram does lora+flashattention2 on mixtral 8x7b need")
     assert answer.read_as.startswith("memory for Mixtral 8x7B LoRA")
+
+
+def test_hardware_with_no_model_named_reads_as_the_reverse_question(kb) -> None:  # type: ignore[no-untyped-def]
+    """'is 24 gb enough?', 'can I run this on my rtx 4090?': no model is named ('this' stands for one),
+    so the answer is the models that fit on that hardware, and it says no model was named. A name kbq
+    does not know is not read so (the sentence names a model: its error stays)."""
+    fitting = kb.answer("models that fit on 24gb")
+    for sentence in ("Is 24 GB of GPU memory enough?", "Can it run on 24 GB VRAM?", "is it possible to run on 24gb vram"):
+        answer = kb.answer(sentence)
+        assert answer.read_as == "models that fit on 24gb" and answer.rows == fitting.rows, sentence
+        assert any(line.startswith(NO_MODEL_NOTE) for line in answer.explanation)
+    assert kb.answer("Can an RTX 4060 Ti 16GB run local AI?").read_as == "models that fit on GeForce RTX 4060 Ti 16GB"
+    with pytest.raises(QueryError):
+        kb.answer("can I run frobnicator on a 24gb card?")
+    assert kb.answer("can I run llama 3 8b on a 24gb card?").read_as == "does Llama 3 8B fit on 24gb"  # a model named

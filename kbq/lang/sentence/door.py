@@ -68,15 +68,16 @@ def compile_text(text: str, catalog: Catalog, run: Run) -> Plan:
         raise
     except SentenceError as unread:
         raise _teaching(refused, unread, text, check) from None
-    if _form(text) not in (None, "SubjectQuestion") and _form(text) != _form(reading.canonical):
+    if _form(text) not in (None, "SubjectQuestion") and _form(text) != _form(reading.canonical) and not reading.no_model:
         # a question of a form the language has ('speed of X on 24gb') keeps that form: its own error,
-        # with the reading as a suggestion, rather than an answer to another question
+        # with the reading as a suggestion, rather than an answer to another question; but a question the
+        # language refused only for words that name no model ('can I run this on my rtx 4090') is the reverse
         raise _teaching(refused, SentenceError("", suggestions=[reading.canonical]), text, check) from None
     if _USING.search(text) and not _USING.search(reading.canonical):
         raise refused  # the reading would drop the backend the question names ('using frobnicator')
     if _settings_named(text, catalog) - _settings_named(reading.canonical, catalog):
         raise refused  # the reading would drop a setting the question names ('with selective recompute')
-    if dropped := _numbers(text) - _numbers(reading.canonical) - set(reading.observed):
+    if dropped := _numbers(text) - _numbers_kept(reading.canonical) - set(reading.observed):
         dated = _with_year(reading, dropped, text, check)
         if dated is None and _form(text) is not None:
             raise refused  # a question the grammar read keeps its numbers ('gpu for lstm on 0 gpus'), but for reported ones
@@ -102,6 +103,11 @@ def _unknown(refused: QueryError) -> str:
     """The name the language refused as unknown ('' for other errors)."""
     quoted = re.search(r"unknown [\w ]*?'([^']+)'", refused.message)
     return quoted.group(1) if quoted else ""
+
+
+def _numbers_kept(canonical: str) -> set[str]:
+    """The numbers a canonical question keeps, with their unit or not ('24gb' keeps the sentence's '24 GB')."""
+    return set(re.findall(r"(?<![\w.])(\d+)(?:gb|gib|mb|tb)?(?![\w.])", canonical, re.IGNORECASE))
 
 
 def _numbers(text: str) -> set[str]:

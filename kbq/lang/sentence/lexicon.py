@@ -34,11 +34,12 @@ class Intent(NamedTuple):
     cues: tuple[str, ...]  # normalised token sequences joined by ' '
     templates: tuple[str, ...]
     unplaced: frozenset[str] = frozenset()  # templates for a question that names no hardware (a ranking)
+    unnamed: frozenset[str] = frozenset()  # templates for a question that names hardware but no model (the reverse)
 
 
 class Lexicon(NamedTuple):
     intents: tuple[Intent, ...]
-    roles: dict[str, str]  # word -> ignore | budget | need | suffix
+    roles: dict[str, str]  # word -> ignore | budget | need | suffix | deictic
     counts: dict[str, int]
     formats: dict[str, str]  # a packaging suffix -> the label of the weight format it says ('awq' -> GPTQ 4-bit)
 
@@ -58,6 +59,7 @@ class Reading(NamedTuple):
     notes: tuple[str, ...] = ()
     template: str = ""
     observed: tuple[str, ...] = ()  # numbers the sentence reports, not asks ('uses 24 gb'): a reading may leave them out
+    no_model: bool = False  # the reverse question read for a sentence that names hardware but no model
 
 
 class SentenceError(QueryError):
@@ -83,27 +85,35 @@ def lexicon(catalog: Catalog, chinese: bool = False) -> Lexicon:
     assert catalog.run is not None
     rows = catalog.run(
         PREFIXES
-        + """SELECT ?i ?label ?priority ?cue ?template ?unplaced WHERE {
+        + """SELECT ?i ?label ?priority ?cue ?template ?unplaced ?unnamed WHERE {
   ?i a kbq:SentenceIntent ; rdfs:label ?label ; kbq:intentPriority ?priority .
-  { ?i kbq:cue ?cue } UNION { ?i kbq:template ?template } UNION { ?i kbq:unplacedTemplate ?unplaced } }"""
+  { ?i kbq:cue ?cue } UNION { ?i kbq:template ?template } UNION { ?i kbq:unplacedTemplate ?unplaced }
+  UNION { ?i kbq:noModelTemplate ?unnamed } }"""
     ).rows
-    found: dict[str, tuple[str, int, set[str], set[str], set[str]]] = {}
-    for iri, label, priority, cue, template, unplaced in rows:
-        entry = found.setdefault(str(iri), (str(label), int(str(priority)), set(), set(), set()))
+    found: dict[str, tuple[str, int, set[str], set[str], set[str], set[str]]] = {}
+    for iri, label, priority, cue, template, unplaced, unnamed in rows:
+        entry = found.setdefault(str(iri), (str(label), int(str(priority)), set(), set(), set(), set()))
         if cue is not None and wanted(cue):
             entry[2].add(" ".join(_tokens(str(cue).lower())))
-        for text in (template, unplaced):
+        for text in (template, unplaced, unnamed):
             if text is not None:
                 entry[3].add(str(text))
         if unplaced is not None:
             entry[4].add(_ordered({str(unplaced)})[0])
+        if unnamed is not None:
+            entry[5].add(_ordered({str(unnamed)})[0])
     intents = tuple(
         sorted(
             (
                 Intent(
-                    label, priority, tuple(sorted(cues, key=len, reverse=True)), tuple(_ordered(templates)), frozenset(unplaced)
+                    label,
+                    priority,
+                    tuple(sorted(cues, key=len, reverse=True)),
+                    tuple(_ordered(templates)),
+                    frozenset(unplaced),
+                    frozenset(unnamed),
                 )
-                for label, priority, cues, templates, unplaced in found.values()
+                for label, priority, cues, templates, unplaced, unnamed in found.values()
             ),
             key=lambda i: -i.priority,
         )

@@ -43,6 +43,7 @@ class Reader:
     def __init__(self, text: str, catalog: Catalog, run: Run, unknown: str = "") -> None:
         self.text = text
         self.unknown = frozenset(unknown.lower().split())  # the name the language refused: never dropped
+        self.unknown_text = unknown
         self.cat = catalog
         self.run = run
         self.lex = lexicon(catalog, chinese=bool(_CJK.search(text)))
@@ -53,6 +54,7 @@ class Reader:
         self._mixture = False  # the size has an active size after it ('30b-a3b'): not a dense decoder
         self.observed: set[str] = set()  # numbers of what the sentence says a workload needs or uses
         self._model_named = False  # the sentence names a workload (not only a process)
+        self._deictic: list[str] = []  # words standing for a model not named ('this model', 'it')
 
     # --- what the sentence names --------------------------------------------------------------
 
@@ -65,6 +67,9 @@ class Reader:
         found = self.cat.lookup(texts)
         candidates: list[Span] = []
         for (i, j), text in runs.items():
+            if self.lex.roles.get(f"deictic:{text}") == "deictic":  # 'this model', 'local ai': no model named
+                candidates.append(Span(i, j, "deictic", text))
+                continue
             if j - i == 1 and self.lex.roles.get(text) == "ignore":
                 continue
             for variant in (text, _singular(text)):
@@ -147,7 +152,7 @@ class Reader:
                     continue
                 end = i + unit_tokens
                 for n in (2, 1):  # 'of vram', 'card'
-                    if " ".join(toks[end : end + n]) in self._budget_words():
+                    if end + n <= len(toks) and " ".join(toks[end : end + n]) in self._budget_words():
                         end += n
                         break
                 out.append(Span(i, end, "budget", f"{_fmt(value)}{unit}"))
@@ -247,6 +252,7 @@ class Reader:
         slots: dict[str, str] = {}
         workloads = by_role.get("workload", [])
         self._model_named = bool(workloads)
+        self._deictic = [s.text for s in by_role.get("deictic", [])]
         if workloads:
             process = by_role.get("process", [])
             slots["workload"] = self._sized_family(workloads[0]) + (f" {process[0].text}" if process else "")
@@ -426,6 +432,27 @@ class Reader:
             "('on rtx 4090', 'on 2 x a100') for the figure itself",
         ]
 
+    def _unnamed_note(self, intent: Intent, template: str, slots: dict[str, str]) -> list[str]:
+        if template not in intent.unnamed:
+            return self.notes
+        said = [s for s in self._deictic if s]
+        stand_in = f" ('{said[0]}' names none)" if said else ""
+        return [
+            *self.notes,
+            f"no model named{stand_in}: read as the reverse question, the models that fit on {slots['hardware']}; "
+            f"name one ('does llama 3 8b fit on {slots['hardware']}') for its own verdict",
+        ]
+
+    def _refused_names_nothing(self, spans: list[Span]) -> bool:
+        """Whether the name the language refused ('this', 'on 24 gb vram', 'local ai') is only words
+        that name no model: words the reader read as something else (a card, a budget) or gives no
+        name (ignore, deictic, budget words). 'frobnicator' names a model kbq does not know: no reverse."""
+        covered = {self.toks[i] for s in spans for i in range(s.start, s.end)}
+        return all(
+            w in covered or any(self.lex.roles.get(f"{role}:{w}") for role in ("ignore", "deictic", "budget"))
+            for w in _tokens(self.unknown_text.lower())
+        )
+
     def _unplaced_applies(self, slots: dict[str, str]) -> bool:
         """A ranking stands in for a speed or time only for a model, and only when no hardware is named."""
         return "hardware" not in slots and self._model_named
@@ -453,12 +480,15 @@ class Reader:
                     continue
                 if template in intent.unplaced and not self._unplaced_applies(slots):
                     continue
+                if template in intent.unnamed and ("workload" in slots or not self._refused_names_nothing(spans)):
+                    continue  # the reverse question only when no model, size or process is named
                 tried.append(text)
                 if check(text) is None:
                     notes = self._unplaced_note(intent, template)
+                    notes = notes if template not in intent.unnamed else self._unnamed_note(intent, template, slots)
                     if "{topgpu}" in template:
                         notes = [*notes, _TOP_NOTE.format(gpu=slots["topgpu"], workload=slots["workload"])]
-                    return Reading(text, intent.label, tuple(notes), template)
+                    return Reading(text, intent.label, tuple(notes), template, no_model=template in intent.unnamed)
         readings: list[Reading] = []
         named = {k for k in ("workload", "hardware", "gpu") if k in slots}
         for intent in self.lex.intents if named else ():  # no cue and nothing named: no reading to offer
