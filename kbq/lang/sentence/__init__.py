@@ -9,7 +9,17 @@ canonical question it answered ("read as: ..."). No word of any language is in t
 """
 
 from kbq.lang.sentence.door import compile_text
-from kbq.lang.sentence.lexicon import AmbiguousSentenceError, Reading, SentenceError, _tokens, lexicon
+from kbq.lang.sentence.lexicon import AmbiguousSentenceError, MissingModelError, Reading, SentenceError, _tokens, lexicon
 from kbq.lang.sentence.reader import Reader, read_sentence
 
-__all__ = ["AmbiguousSentenceError", "Reader", "Reading", "SentenceError", "_tokens", "compile_text", "lexicon", "read_sentence"]
+__all__ = [
+    "AmbiguousSentenceError",
+    "MissingModelError",
+    "Reader",
+    "Reading",
+    "SentenceError",
+    "_tokens",
+    "compile_text",
+    "lexicon",
+    "read_sentence",
+]

@@ -66,6 +66,10 @@ class SentenceError(QueryError):
     """A sentence the reader cannot read as one question: its nearest questions (each answers)."""
 
 
+class MissingModelError(SentenceError):
+    """A sentence that asks what only a model can answer (how long, how many, how fast) and names none."""
+
+
 class AmbiguousSentenceError(QueryError):
     """A sentence with several readings that answer; lists them instead of guessing."""
 

@@ -21,6 +21,7 @@ from kbq.lang.sentence.lexicon import (
     AmbiguousSentenceError,
     CheckFn,
     Intent,
+    MissingModelError,
     Reading,
     SentenceError,
     Span,
@@ -33,6 +34,14 @@ from kbq.lang.sentence.lexicon import (
 )
 from kbq.lang.words import APPLICATION, AREA, CHASSIS_KIND, GPU, GPU_FAMILY, MODEL, PRECISION, PROCESS
 from kbq.store.names import normalise
+
+_SIZED_KEPT = 64  # models of a size the reader weighs (the ambiguity names the first four)
+
+
+def _literal(text: str) -> str:
+    """A SPARQL string literal."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
 
 _TOP_NOTE = "no card named: read with {gpu}, the first of 'best gpu for {workload}'; name a card for another"
 
@@ -55,6 +64,7 @@ class Reader:
         self.observed: set[str] = set()  # numbers of what the sentence says a workload needs or uses
         self._model_named = False  # the sentence names a workload (not only a process)
         self._deictic: list[str] = []  # words standing for a model not named ('this model', 'it')
+        self._family_note = ""  # the note of a family read as its smallest size (dropped when a size follows it)
 
     # --- what the sentence names --------------------------------------------------------------
 
@@ -302,7 +312,8 @@ class Reader:
             return self._base(span)
         sizes = [str(r[0]) for r in rows]
         others = f"; its other sizes: {', '.join(sizes[1:])} (name one to ask about it)" if len(sizes) > 1 else ""
-        self.notes.append(f"{models[0].label} is a family named without a size: read as its smallest, {sizes[0]}{others}")
+        self._family_note = f"{models[0].label} is a family named without a size: read as its smallest, {sizes[0]}{others}"
+        self.notes.append(self._family_note)
         return _say(sizes[0], span.text)
 
     def _base(self, span: Span) -> str:
@@ -348,6 +359,8 @@ class Reader:
         )  # 'llama 70b': a family named with a size after it
         named = frozenset(i for s in spans if s.role != "workload" for i in range(s.start, s.end))
         sized = self.sized(named) if (not workloads or family_only) else []
+        if family_only and any(found[0] for found in sized) and self._family_note in self.notes:
+            self.notes.remove(self._family_note)  # 'llama 70b': the size names the model, not the family's smallest
         if not any(s.role == "precision" for s in spans):
             self._id_format(slots)  # a size's own suffix ('72b-4bit')
         if sized:  # a process alone names no model
@@ -364,6 +377,9 @@ class Reader:
                 self.notes.append(f"'{size}' read as {model}, the KB's model of that size (not the model named)")
                 process = next((s.text for s in spans if s.role == "process"), "")
                 slots["workload"] = f"{model} {process}".strip()
+                self._model_named = True
+            elif (settled := self._settled(sized)) is not None:  # a declared rule picks one: said, the others named
+                slots["workload"] = f"{settled} {process}".strip()
                 self._model_named = True
             else:  # several models of that size: their readings, not a guess
                 readings = []
@@ -443,6 +459,20 @@ class Reader:
             f"name one ('does llama 3 8b fit on {slots['hardware']}') for its own verdict",
         ]
 
+    def _missing_model(self, cued: list[Intent], slots: dict[str, str]) -> str | None:
+        """What a sentence lacks when its first intent needs a model it does not name ('how long would
+        training this take on a 1080 ti', 'how many a100 to deploy?') and has no no-model reading: unless
+        another cued intent reads it ('a100 - rtx 4090 same speed (or slower)': a comparison), it is
+        refused with this, saying what is missing and how to ask, not read as the reverse question."""
+        if not cued or self._model_named or cued[0].unnamed:
+            return None
+        first = cued[0]
+        if not first.templates or not all("{workload}" in t for t in first.templates):
+            return None
+        shown = re.sub(r"\{(at|with|under)\}", "", first.templates[0]).replace("{workload}", "MODEL")
+        shown = _SLOT.sub(lambda m: slots.get(m.group(1), m.group(1).upper()), shown)
+        return f"this sentence names no model, and a {first.label} question needs one: ask '{shown}'"
+
     def _refused_names_nothing(self, spans: list[Span]) -> bool:
         """Whether the name the language refused ('this', 'on 24 gb vram', 'local ai') is only words
         that name no model: words the reader read as something else (a card, a budget) or gives no
@@ -473,14 +503,18 @@ class Reader:
         """The cued intents' templates in priority order; if none answers, every intent's first
         answering template, keeping those that use the most of what the sentence names."""
         tried: list[str] = []
-        for intent in self.cued():
+        cued = self.cued()
+        missing = self._missing_model(cued, slots)
+        for intent in cued:
             for template in intent.templates:
                 text = self.fill(template, slots)
                 if text is None or text in tried:
                     continue
                 if template in intent.unplaced and not self._unplaced_applies(slots):
                     continue
-                if template in intent.unnamed and ("workload" in slots or not self._refused_names_nothing(spans)):
+                if template in intent.unnamed and (
+                    "workload" in slots or missing is not None or not self._refused_names_nothing(spans)
+                ):
                     continue  # the reverse question only when no model, size or process is named
                 tried.append(text)
                 if check(text) is None:
@@ -489,6 +523,8 @@ class Reader:
                     if "{topgpu}" in template:
                         notes = [*notes, _TOP_NOTE.format(gpu=slots["topgpu"], workload=slots["workload"])]
                     return Reading(text, intent.label, tuple(notes), template, no_model=template in intent.unnamed)
+        if missing is not None:
+            raise MissingModelError(missing, query=self.text, suggestions=self.nearest(spans, slots, check, tried))
         readings: list[Reading] = []
         named = {k for k in ("workload", "hardware", "gpu") if k in slots}
         for intent in self.lex.intents if named else ():  # no cue and nothing named: no reading to offer
@@ -533,6 +569,57 @@ class Reader:
             self.notes.append(f"'{self._hint} {size}' names no model of the KB: read as a {found.label}")
         return f"{size} {declared.label}"
 
+    def _with_active(self, models: list[str], active: str) -> list[str]:
+        """The models among `models` whose active parameters are about the active size named ('a3b'
+        after '35b': 3B active, within 15% or half a billion, as names round them: Qwen3.5-35B-A3B has 3.45B)."""
+        if not models:
+            return []
+        size = float(active[1:-1]) * 1e9
+        values = " ".join(_literal(m) for m in models)
+        rows = self.run(
+            PREFIXES + f"SELECT DISTINCT ?l WHERE {{ VALUES ?l {{ {values} }} ?m rdfs:label ?l ; "
+            f"kbq:activeParameterCount ?a FILTER(ABS(xsd:double(?a) - {size:.0f}e0) <= {max(size * 0.15, 0.5e9):.0f}e0) }}"
+        ).rows
+        kept = {str(r[0]) for r in rows}
+        return [m for m in models if m in kept]
+
+    def _settled(self, sized: list[tuple[str, str]]) -> str | None:
+        """One of several models of the size named, when a declared rule picks it (said in the answer,
+        the others named): one whose name every other extends ('Qwen3-30B-A3B' before
+        'Qwen3-30B-A3B-Instruct-2507': its fine-tunes of the same size), else the newest generation of
+        the line the word before the size names (kbq:ModelLine in kb/sentences.ttl: 'llama 70b' is
+        Llama 3.3 70B). None when neither picks one: the readings, not a guess."""
+        models = [m for m, _ in sized]
+        size = sized[0][1]
+        base = [m for m in models if all(normalise(o).startswith(normalise(m)) for o in models)]
+        if len(base) == 1:
+            self.notes.append(
+                f"'{size}' read as {base[0]}: the KB's other models of that size extend its name ("
+                f"{', '.join(m for m in models if m != base[0])}); name one to ask about it"
+            )
+            return _say(base[0], base[0]) or None
+        if not self._hint:
+            return None
+        values = " ".join(_literal(m) for m in models)
+        rows = self.run(
+            PREFIXES
+            + f"""SELECT ?l ?line (COUNT(?mid) AS ?pos) WHERE {{
+  ?row a kbq:ModelLine ; kbq:lineWord ?word ; rdfs:label ?line ; kbq:generations ?list .
+  FILTER(LCASE(STR(?word)) = {_literal(normalise(self._hint))})
+  ?list rdf:rest* ?mid . ?mid rdf:rest* ?node . ?node rdf:first ?member .
+  VALUES ?l {{ {values} }} ?m rdfs:label ?l ; kbq:variantOf? ?member .
+}} GROUP BY ?l ?line ?node ORDER BY ?pos ?l"""
+        ).rows
+        if not rows or (len(rows) > 1 and int(str(rows[0][2])) == int(str(rows[1][2]))):
+            return None
+        chosen, line = str(rows[0][0]), str(rows[0][1])
+        others = [m for m in models if m != chosen]
+        self.notes.append(
+            f"'{self._hint} {size}' names several models: read as {chosen}, the newest {line} generation of that "
+            f"size (kb/sentences.ttl); the others: {', '.join(others[:6])} (name one to ask about it)"
+        )
+        return _say(chosen, chosen) or None
+
     def sized(self, named: frozenset[int] = frozenset()) -> list[tuple[str, str]]:
         """A size where a model should be ('72b', 'qwen1.5-72b-chat', 'llama 70b'): the KB's models
         within 5% of it, narrowed to those whose name starts like the word before the size (or the
@@ -547,9 +634,11 @@ class Reader:
             for k, part in enumerate(parts):
                 if not _SIZE.match(part):
                     continue
-                models = words.models_of_size(part)
+                models = words.models_of_size(part, limit=_SIZED_KEPT)
                 after = parts[k + 1] if k + 1 < len(parts) else (self.toks[i + 1] if i + 1 < len(self.toks) else "")
                 self._mixture = bool(_ACTIVE.match(after))  # '30b-a3b': a mixture of experts, no dense decoder
+                if self._mixture and (active := self._with_active(models, after)):
+                    models, part = active, f"{part}-{after}"  # said as '35b-a3b': the total and active size
                 if k + 1 < len(parts) and after in self.lex.formats and self.id_format is None:
                     self.id_format = (after, self.lex.formats[after])  # '72b-4bit': the weights' format
                 hint = parts[k - 1] if k > 0 else (self.toks[i - 1] if i > 0 and (i - 1) not in named else "")
