@@ -165,6 +165,8 @@ def _tokens(text: str) -> list[str]:
     text = re.sub(r"'(s|m|re|ve|ll|d)\b", " ", text)
     text = re.sub(r"(\d),(\d{3})\b", r"\1\2", text)
     text = re.sub(r"\b(\d+(?:\.\d+)?b)\s*[x×*]\s*(\d+)\b", r"\2x\1", text)  # '7b*8', '7bx8': a mixture, '8x7b'
+    text = re.sub(r"(?<=[a-z0-9])\s*[*×]\s*(?=\d{1,3}(?!\d))", " x ", text)  # 'h100*8': eight of them
+    text = re.sub(r"(?<![\w.])(\d+(?:\.\d+)?)\s+b\b", r"\1b", text)  # '671 b': a size, '671b'
     if _CJK.search(text):
         text = re.sub(r"([\u3400-\u9fff\uf900-\ufaff]+)", r" \1 ", text)
     out: list[str] = []

@@ -35,6 +35,7 @@ from kbq.lang.sentence.lexicon import (
 from kbq.lang.words import APPLICATION, AREA, CHASSIS_KIND, GPU, GPU_FAMILY, MODEL, PRECISION, PROCESS
 from kbq.store.names import normalise
 
+_SETTING_REACH = 6  # words after a setting's name where its scaled number ('128k') may still be
 _SIZED_KEPT = 64  # models of a size the reader weighs (the ambiguity names the first four)
 
 
@@ -101,6 +102,9 @@ class Reader:
                 continue
             chosen.append(span)
             taken |= set(range(span.start, span.end))
+        for span in chosen:  # a number inside a model's name ('deepseek-r1 671 b') is the name's, kept by it
+            if span.role == "workload":
+                self.observed.update(m.group(1) for tok in toks[span.start : span.end] if (m := re.fullmatch(r"(\d+)b?", tok)))
         return [self._counted(s, taken) for s in sorted(chosen)]
 
     def _classify(self, i: int, j: int, found: list[Term]) -> Span | None:
@@ -187,6 +191,10 @@ class Reader:
                         lo, hi = min(i, k), max(j, k + 1)
                         out.append(Span(lo, hi, "setting", f"{number} {setting.label}"))
                         break
+                else:  # 'context length can go up to 128k': a scaled number a few words after the setting
+                    ahead = [w for w in toks[j : j + _SETTING_REACH] if self._number(w)[1] in ("k", "m")]
+                    if ahead:
+                        out.append(Span(i, j, "setting", f"{ahead[0]} {setting.label}"))
                 break
         return out
 
@@ -207,23 +215,56 @@ class Reader:
         return {w for w, role in self.lex.roles.items() if role == "budget" and ":" not in w}
 
     def _counted(self, span: Span, taken: set[int]) -> Span:
-        """'two 3090s', '2 x rtx 4090', '2x 4090', '4 h100s', 'dual 3090': the count before a GPU or a budget."""
+        """'two 3090s', '2 x rtx 4090', '2x 4090', '4 h100s', 'dual 3090', '四卡h800': the count before a
+        GPU or a budget; a count after it ('h100*8'), multiplied by a count of machines before it
+        ('2台 h100*8': two machines of eight, kbq:wordRole 'machine')."""
         if span.role not in ("gpu", "budget"):
             return span
+        counted, machines = self._count_before(span, taken)
+        toks, end = self.toks, span.end
+        if end + 1 < len(toks) and toks[end] in ("x", "×", "*") and re.fullmatch(r"\d{1,3}", toks[end + 1]):
+            per = int(toks[end + 1])
+            self.observed.add(toks[end + 1])
+            if counted.count > 1:
+                self.observed.add(str(counted.count))
+            total = per * counted.count if machines or counted.count == 1 else counted.count
+            note = f"{counted.count} machines of {per} x {span.text}: read as {total} x {span.text}"
+            if machines and counted.count > 1 and note not in self.notes:
+                self.notes.append(note)
+            return counted._replace(end=end + 2, count=total)
+        return counted
+
+    def _count_word(self, words: str) -> int | None:
+        """The number a count word says ('two', 'dual', '四卡'), also at the end of a Chinese word the
+        segmenter left whole ('有四卡': 'have four cards')."""
+        if words in self.lex.counts:
+            return self.lex.counts[words]
+        if _CJK.search(words):
+            ends = [w for w in self.lex.counts if _CJK.search(w) and " " not in w and words.endswith(w)]
+            if ends:
+                return self.lex.counts[max(ends, key=len)]
+        return None
+
+    def _count_before(self, span: Span, taken: set[int]) -> tuple[Span, bool]:
+        """The count before a GPU or a budget, and whether it counts machines ('2台')."""
         toks = self.toks
-        for skip in (0, 1):  # 'two 3090s', 'two used 3090s'
+        for skip in (0, 1):  # 'two 3090s', 'two used 3090s', '四卡h800'
             i = span.start - skip
             if skip and (i <= 0 or i in taken or self._number(toks[i])[0] is not None):
                 break
+            machines = bool(skip) and self.lex.roles.get(f"machine:{toks[i]}") == "machine"
             if i > 0 and toks[i - 1] in ("x", "×", "*"):
                 i -= 1
             for n in (2, 1):
                 words = " ".join(toks[max(0, i - n) : i])
-                if i - n >= 0 and words in self.lex.counts:
-                    return span._replace(start=i - n, count=self.lex.counts[words])
+                if i - n >= 0 and (count := self._count_word(words)) is not None:
+                    machines = machines or any(  # '两台': the count word itself counts machines
+                        words.endswith(w.split(":", 1)[1]) for w, role in self.lex.roles.items() if role == "machine" and ":" in w
+                    )
+                    return span._replace(start=i - n, count=count), machines
             if i > 0 and (i - 1) not in taken and re.fullmatch(r"\d+x?|x\d+", toks[i - 1]):
-                return span._replace(start=i - 1, count=int(toks[i - 1].strip("x")))
-        return span
+                return span._replace(start=i - 1, count=int(toks[i - 1].strip("x"))), machines
+        return span, False
 
     # --- intent and templates -----------------------------------------------------------------
 
