@@ -65,11 +65,52 @@ class Reader:
         self.observed: set[str] = set()  # numbers of what the sentence says a workload needs or uses
         self._model_named = False  # the sentence names a workload (not only a process)
         self._deictic: list[str] = []  # words standing for a model not named ('this model', 'it')
+        self._near_read = False  # near names corrected (once, before the first spans)
         self._family_note = ""  # the note of a family read as its smallest size (dropped when a size follows it)
 
     # --- what the sentence names --------------------------------------------------------------
 
     def spans(self) -> list[Span]:
+        if not self._near_read:
+            self._near_read = True
+            self._near_names(self._spans())
+        return self._spans()
+
+    def _near_names(self, spans: list[Span]) -> None:
+        """Typos of the KB's name words ('llamma 3', 'rthx 3060') and the tail of one model's name
+        ('large-v3') in words no span reads: corrected when they then name a card or a model, said."""
+        from kbq.lang.sentence import near
+
+        covered = {i for s in spans for i in range(s.start, s.end)}
+        known = set(self._known_words())
+        toks, notes = near.corrected(self.toks, self.cat, known, covered)
+        out: list[str] = []
+        for i, word in enumerate(toks):
+            model = near.tail(word, self.cat) if i not in covered and "-" in word else None
+            if model is None:
+                out.append(word)
+                continue
+            out += _tokens(model.lower())
+            notes.append(f"read '{word}' as {model}, the KB's one model whose name ends so")
+        self.toks = out
+        self.notes += notes
+
+    def _known_words(self) -> set[str]:
+        """Words the reader or the language reads as something (never corrected to a name)."""
+        cues = {w for intent in self.lex.intents for cue in intent.cues for w in cue.split()}
+        roles = {w.split(":", 1)[-1] for w in self.lex.roles}
+        return (
+            cues
+            | roles
+            | set(self.cat.keys)
+            | set(self.cat.units)
+            | set(self.cat.settings)
+            | set(self.cat.modes)
+            | set(self.cat.fillers)
+            | set(_keywords())
+        )
+
+    def _spans(self) -> list[Span]:
         toks = self.toks
         runs = {(i, j): " ".join(toks[i:j]) for i in range(len(toks)) for j in range(i + 1, min(len(toks), i + _MAX_RUN) + 1)}
         texts = list(runs.values())
