@@ -17,11 +17,12 @@ from kbq.lang.sentence.lexicon import (
     Reading,
     SentenceError,
     _tokens,
+    lexicon,
 )
 from kbq.lang.sentence.reader import Reader, read_sentence
 from kbq.store.names import normalise
 
-_USING = re.compile(r"\busing\s+\S")
+_USING = re.compile(r"\busing\s+(\S+)")
 _STRUCTURED = re.compile(r"[=<>]|\b(where|order\s+by|limit)\b", re.IGNORECASE)
 _UNPLACED_FORMS = ("WorkloadQuestion:speed", "WorkloadQuestion:time")  # forms a missing card makes a ranking
 _YEAR = re.compile(r"^(?:19|20)\d\d$")  # a year the grammar reads after 'in' ('gpu for bert in 2019')
@@ -78,7 +79,7 @@ def compile_text(text: str, catalog: Catalog, run: Run) -> Plan:
         # with the reading as a suggestion, rather than an answer to another question; but a question the
         # language refused only for words that name no model ('can I run this on my rtx 4090') is the reverse
         raise _teaching(refused, SentenceError("", suggestions=[reading.canonical]), text, check) from None
-    if _USING.search(text) and not _USING.search(reading.canonical):
+    if _names_backend(text, catalog) and not _USING.search(reading.canonical):
         raise refused  # the reading would drop the backend the question names ('using frobnicator')
     if _settings_named(text, catalog) - _settings_named(reading.canonical, catalog):
         raise refused  # the reading would drop a setting the question names ('with selective recompute')
@@ -108,6 +109,13 @@ def _unknown(refused: QueryError) -> str:
     """The name the language refused as unknown ('' for other errors)."""
     quoted = re.search(r"unknown [\w ]*?'([^']+)'", refused.message)
     return quoted.group(1) if quoted else ""
+
+
+def _names_backend(text: str, catalog: Catalog) -> bool:
+    """Whether 'using X' in a text may name a backend ('using frobnicator'); not when X is a word the
+    reader ignores ('when using any family of llama models')."""
+    used = _USING.search(text)
+    return used is not None and lexicon(catalog).roles.get(f"ignore:{used.group(1).lower()}") != "ignore"
 
 
 def _numbers_kept(canonical: str) -> set[str]:

@@ -36,6 +36,8 @@ from kbq.lang.words import APPLICATION, AREA, CHASSIS_KIND, GPU, GPU_FAMILY, MOD
 from kbq.store.names import normalise
 
 _SETTING_REACH = 6  # words after a setting's name where its scaled number ('128k') may still be
+_REPORTED = r"\d+(?:\.\d+)?(?:-\d+(?:\.\d+)?)?"  # a number or a range ('18-22') a sentence reports
+_CARD_GAP = 4  # words from a count of cards to their memory ('two graphics cards with 24gb')
 _SIZED_KEPT = 64  # models of a size the reader weighs (the ambiguity names the first four)
 
 
@@ -144,7 +146,7 @@ class Reader:
             chosen.append(span)
             taken |= set(range(span.start, span.end))
         for span in chosen:  # a number inside a model's name ('deepseek-r1 671 b') is the name's, kept by it
-            if span.role == "workload":
+            if span.role in ("workload", "precision"):  # '4 bit': the format's
                 self.observed.update(m.group(1) for tok in toks[span.start : span.end] if (m := re.fullmatch(r"(\d+)b?", tok)))
         return [self._counted(s, taken) for s in sorted(chosen)]
 
@@ -190,6 +192,9 @@ class Reader:
         toks = self.toks
         out: list[Span] = []
         for i, tok in enumerate(toks):
+            if re.fullmatch(_REPORTED, tok) and self._rate_follows(i + 1):  # '18-22 tokens per second': reported
+                self.observed.update(re.findall(r"\d+", tok))
+                continue
             unit_tokens = 1
             value, unit = self._number(tok)
             if value is None:
@@ -213,6 +218,12 @@ class Reader:
                 out.append(Span(i, end, "budget", f"{_fmt(value)}{unit}"))
         out += self._settings()
         return out
+
+    def _rate_follows(self, j: int) -> bool:
+        """Whether a rate word ('tokens/second', 'tokens per second', 't/s') starts at word j."""
+        return any(
+            self.lex.roles.get(f"rate:{' '.join(self.toks[j : j + n])}") == "rate" for n in (3, 2, 1) if j + n <= len(self.toks)
+        )
 
     def _settings(self) -> list[Span]:
         toks = self.toks
@@ -262,6 +273,8 @@ class Reader:
         if span.role not in ("gpu", "budget"):
             return span
         counted, machines = self._count_before(span, taken)
+        if counted is span and span.role == "budget":
+            counted = self._count_of_cards(span, taken)
         toks, end = self.toks, span.end
         if end + 1 < len(toks) and toks[end] in ("x", "×", "*") and re.fullmatch(r"\d{1,3}", toks[end + 1]):
             per = int(toks[end + 1])
@@ -274,6 +287,25 @@ class Reader:
                 self.notes.append(note)
             return counted._replace(end=end + 2, count=total)
         return counted
+
+    def _count_of_cards(self, span: Span, taken: set[int]) -> Span:
+        """'two graphics cards with 24gb vram': a count of cards a few words before their memory budget
+        (the words between are card nouns and words the reader ignores, at least one a card noun)."""
+        toks = self.toks
+        for gap in range(2, _CARD_GAP + 1):
+            i = span.start - gap
+            if i < 0 or any(k in taken for k in range(i, span.start)):
+                break
+            nouns = {w for key in self.lex.roles if key.startswith("budget:") for w in key.split(":", 1)[1].split()}
+            between = toks[i + 1 : span.start]
+            if not any(w in nouns for w in between) or not all(w in nouns or self.lex.roles.get(f"ignore:{w}") for w in between):
+                continue
+            count = self._count_word(toks[i])
+            if count is None and re.fullmatch(r"\d{1,2}", toks[i]):
+                count = int(toks[i])
+            if count is not None:
+                return span._replace(start=i, count=count)
+        return span
 
     def _count_word(self, words: str) -> int | None:
         """The number a count word says ('two', 'dual', '四卡'), also at the end of a Chinese word the
@@ -377,24 +409,30 @@ class Reader:
             self.notes.append(f"weights in {label}: the name's '-{suffix}' suffix says how they are stored")
 
     def _sized_family(self, span: Span) -> str:
-        """A family named without a size ('can I run llama 3 on a 4060 ti') reads as its smallest
-        size in the KB (whether the family runs at all), said with its other sizes: the question
-        about a family has no figure of its own (the grammar refuses it and names the sizes)."""
+        """A family named without a size ('can I run llama 3 on a 4060 ti') reads as the size the
+        policy of kb/sentences.ttl takes (kb:FamilyWithoutSize: its smallest, whether the family runs at
+        all), said with its other sizes: the question about a family has no figure of its own (the
+        grammar refuses it and names the sizes). No policy: the family as named."""
         models = [t for t in span.terms if t.is_a(MODEL)]
-        if len(models) != 1:
+        policy = self.run(
+            PREFIXES + "SELECT ?which ?say WHERE { ?p a kbq:FamilySizePolicy ; kbq:familySize ?which ; rdfs:label ?say } LIMIT 1"
+        ).rows
+        if len(models) != 1 or not policy:
             return self._base(span)
         from kbq.lang import terms
 
+        which, say = str(policy[0][0]), str(policy[0][1])
         family = terms.iri(models[0].iri)
         rows = self.run(
             PREFIXES + f"SELECT ?l WHERE {{ ?v kbq:variantOf {family} ; rdfs:label ?l ; kbq:parameterCount ?p "
-            f"FILTER NOT EXISTS {{ {family} kbq:parameterCount ?own }} }} ORDER BY ?p ?l"
+            f"FILTER NOT EXISTS {{ {family} kbq:parameterCount ?own }} }} "
+            f"ORDER BY {'DESC(?p)' if which == 'largest' else '?p'} ?l"
         ).rows
         if not rows or _say(str(rows[0][0]), "") == "":  # no size, or one the grammar cannot read back
             return self._base(span)
         sizes = [str(r[0]) for r in rows]
         others = f"; its other sizes: {', '.join(sizes[1:])} (name one to ask about it)" if len(sizes) > 1 else ""
-        self._family_note = f"{models[0].label} is a family named without a size: read as its smallest, {sizes[0]}{others}"
+        self._family_note = f"{models[0].label} is a family named without a size: read as its {say}, {sizes[0]}{others}"
         self.notes.append(self._family_note)
         return _say(sizes[0], span.text)
 
@@ -427,7 +465,8 @@ class Reader:
         return _SLOT.sub(lambda m: slots[m.group(1)], template)
 
     def read(self, check: CheckFn) -> Reading:
-        return self._read(check)._replace(observed=tuple(sorted(self.observed)))
+        reading = self._read(check)
+        return reading._replace(observed=tuple(sorted(self.observed)), notes=tuple(dict.fromkeys(reading.notes)))
 
     def _read(self, check: CheckFn) -> Reading:
         if (embedded := self.embedded()) is not None:
