@@ -489,3 +489,15 @@ def test_reported_numbers_and_counts_of_cards_before_their_memory(kb) -> None:  
     assert kb.answer("can llama 3 70b run on two graphics cards with 24gb").read_as == "does Llama 3 70B fit on 2 x 24gb"
     with pytest.raises(QueryError, match="frobnicator"):
         kb.answer("how fast is llama 3 8b on a 4090 using frobnicator")
+
+
+def test_a_time_question_takes_the_tokens_of_the_kb_training_run_or_says_what_is_missing(kb) -> None:  # type: ignore[no-untyped-def]
+    """'how long to train llama 3 8b on 64 h100s' names no token count: the KB's published run of that
+    model gives it (said); with no run in the KB, the answer says the time question needs the tokens."""
+    from kbq.lang.sentence import UnanswerableSentenceError
+
+    answer = kb.answer("how long would it take to train llama 3 8b on 64 h100s")
+    assert answer.kind == "time" and answer.read_as is not None and " on 15t tokens " in answer.read_as
+    assert any(line.startswith("no token count named: read with 15t tokens, those of Llama 3 8B") for line in answer.explanation)
+    with pytest.raises(UnanswerableSentenceError, match="needs the tokens"):
+        kb.answer("how long to train bert-base on 8 v100")

@@ -9,7 +9,15 @@ canonical question it answered ("read as: ..."). No word of any language is in t
 """
 
 from kbq.lang.sentence.door import compile_text
-from kbq.lang.sentence.lexicon import AmbiguousSentenceError, MissingModelError, Reading, SentenceError, _tokens, lexicon
+from kbq.lang.sentence.lexicon import (
+    AmbiguousSentenceError,
+    MissingModelError,
+    Reading,
+    SentenceError,
+    UnanswerableSentenceError,
+    _tokens,
+    lexicon,
+)
 from kbq.lang.sentence.reader import Reader, read_sentence
 
 __all__ = [
@@ -18,6 +26,7 @@ __all__ = [
     "Reader",
     "Reading",
     "SentenceError",
+    "UnanswerableSentenceError",
     "_tokens",
     "compile_text",
     "lexicon",

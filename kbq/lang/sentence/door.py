@@ -13,9 +13,9 @@ from kbq.lang.sentence.checks import _checked, _form, _plan
 from kbq.lang.sentence.lexicon import (
     AmbiguousSentenceError,
     CheckFn,
-    MissingModelError,
     Reading,
     SentenceError,
+    UnanswerableSentenceError,
     _tokens,
     lexicon,
 )
@@ -68,7 +68,7 @@ def compile_text(text: str, catalog: Catalog, run: Run) -> Plan:
             # 'gpu for lstmm' (the KB's close name answers) or a form the language has: its own error first
             raise _teaching(refused, several, text, check) from None
         raise
-    except MissingModelError as unread:
+    except UnanswerableSentenceError as unread:
         if _substituted(refused, text, check):
             raise _teaching(refused, unread, text, check) from None  # a close name the KB knows answers
         raise unread from None  # what is missing, and the nearest questions that answer

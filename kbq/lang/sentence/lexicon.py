@@ -66,7 +66,11 @@ class SentenceError(QueryError):
     """A sentence the reader cannot read as one question: its nearest questions (each answers)."""
 
 
-class MissingModelError(SentenceError):
+class UnanswerableSentenceError(SentenceError):
+    """A sentence read as a canonical question kbq cannot answer as asked: what is missing, said."""
+
+
+class MissingModelError(UnanswerableSentenceError):
     """A sentence that asks what only a model can answer (how long, how many, how fast) and names none."""
 
 

@@ -25,6 +25,7 @@ from kbq.lang.sentence.lexicon import (
     Reading,
     SentenceError,
     Span,
+    UnanswerableSentenceError,
     _fmt,
     _keywords,
     _say,
@@ -460,9 +461,32 @@ class Reader:
             top = _first_ranked(f"best gpu for {slots['workload']}{slots.get('at', '')}", self.cat, self.run)
             if top is not None:
                 slots["topgpu"] = top
+        if "runtokens" in names and "runtokens" not in slots and "workload" in slots:
+            self._run_tokens(slots)
         if any(n not in slots for n in names):
             return None
         return _SLOT.sub(lambda m: slots[m.group(1)], template)
+
+    def _run_tokens(self, slots: dict[str, str]) -> None:
+        """The tokens of the KB's published training run of the model asked ('how long to train llama 3
+        8b on 64 h100s': Llama 3 8B's pretraining, 15T tokens), for a time question that names none; the
+        answer says whose run it is. Nothing when the KB holds no run of that model."""
+        words = slots["workload"].split()
+        labels = " ".join(_literal(" ".join(words[:n])) for n in range(len(words), 0, -1))
+        rows = self.run(
+            PREFIXES + f"SELECT ?run ?tokens WHERE {{ VALUES ?l {{ {labels} }} ?m a kbq:Model ; rdfs:label ?l . "
+            "?r kbq:trainedModel ?m ; kbq:trainingTokens ?tokens ; rdfs:label ?run } "
+            "ORDER BY DESC(STRLEN(?l)) DESC(xsd:double(?tokens)) LIMIT 1"
+        ).rows
+        if not rows:
+            return
+        run, tokens = str(rows[0][0]), float(str(rows[0][1]))
+        scale = next(((s, u) for s, u in ((1e12, "t"), (1e9, "b"), (1e6, "m"), (1e3, "k")) if tokens >= s), (1.0, ""))
+        slots["runtokens"] = f"{_fmt(round(tokens / scale[0], 3))}{scale[1]}"
+        self.notes.append(
+            f"no token count named: read with {slots['runtokens']} tokens, those of {run} (kb/training_runs.ttl); "
+            "name one ('on 1t tokens') for another"
+        )
 
     def read(self, check: CheckFn) -> Reading:
         reading = self._read(check)
@@ -626,6 +650,7 @@ class Reader:
         tried: list[str] = []
         cued = self.cued()
         missing = self._missing_model(cued, slots)
+        first_error: tuple[str, str] | None = None  # the first intent's first reading, and why it does not answer
         for intent in cued:
             for template in intent.templates:
                 text = self.fill(template, slots)
@@ -638,7 +663,10 @@ class Reader:
                 ):
                     continue  # the reverse question only when no model, size or process is named
                 tried.append(text)
-                if check(text) is None:
+                error = check(text)
+                if error is not None and intent is cued[0] and first_error is None:
+                    first_error = (text, getattr(error, "message", str(error)))
+                if error is None:
                     notes = self._unplaced_note(intent, template)
                     notes = notes if template not in intent.unnamed else self._unnamed_note(intent, template, slots)
                     if "{topgpu}" in template:
@@ -662,6 +690,13 @@ class Reader:
             readings = [r for r, n in zip(readings, used, strict=True) if n == max(used) and n > 0]
         if len(readings) == 1:
             return readings[0]
+        if first_error is not None:  # what the sentence asks, and what it lacks, before other readings
+            asked, why = first_error
+            raise UnanswerableSentenceError(
+                f"read as '{asked}', which kbq cannot answer as asked: {why.splitlines()[-1].removeprefix('error: ')}",
+                query=self.text,
+                suggestions=[r.canonical for r in readings[:4]] or self.nearest(spans, slots, check, tried),
+            )
         if len(readings) > 1:
             raise AmbiguousSentenceError(
                 "this sentence has several readings; ask one of them",
