@@ -11,6 +11,7 @@ canonical question it answered ("read as: ..."). No word of any language is in t
 from kbq.lang.sentence.door import compile_text
 from kbq.lang.sentence.lexicon import (
     AmbiguousSentenceError,
+    MissingHardwareError,
     MissingModelError,
     Reading,
     SentenceError,
@@ -22,6 +23,7 @@ from kbq.lang.sentence.reader import Reader, read_sentence
 
 __all__ = [
     "AmbiguousSentenceError",
+    "MissingHardwareError",
     "MissingModelError",
     "Reader",
     "Reading",

@@ -74,6 +74,10 @@ class MissingModelError(UnanswerableSentenceError):
     """A sentence that asks what only a model can answer (how long, how many, how fast) and names none."""
 
 
+class MissingHardwareError(UnanswerableSentenceError):
+    """A sentence that asks what only hardware can answer (which models fit, the largest) and names none."""
+
+
 class AmbiguousSentenceError(QueryError):
     """A sentence with several readings that answer; lists them instead of guessing."""
 

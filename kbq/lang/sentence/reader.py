@@ -21,6 +21,7 @@ from kbq.lang.sentence.lexicon import (
     AmbiguousSentenceError,
     CheckFn,
     Intent,
+    MissingHardwareError,
     MissingModelError,
     Reading,
     SentenceError,
@@ -609,14 +610,21 @@ class Reader:
         training this take on a 1080 ti', 'how many a100 to deploy?') and has no no-model reading: unless
         another cued intent reads it ('a100 - rtx 4090 same speed (or slower)': a comparison), it is
         refused with this, saying what is missing and how to ask, not read as the reverse question."""
-        if not cued or self._model_named or cued[0].unnamed:
+        if not cued:
             return None
         first = cued[0]
-        if not first.templates or not all("{workload}" in t for t in first.templates):
+        if not first.templates:
             return None
-        shown = re.sub(r"\{(at|with|under)\}", "", first.templates[0]).replace("{workload}", "MODEL")
+        if not self._model_named and not first.unnamed and all("{workload}" in t for t in first.templates):
+            what = "model"
+        elif "hardware" not in slots and all("{hardware}" in t for t in first.templates):
+            what = "card or memory budget"  # 'what llms can I run?'
+        else:
+            return None
+        shown = re.sub(r"\{(at|with|under)\}", "", first.templates[0])
+        shown = shown.replace("{workload}", "MODEL") if what == "model" else shown.replace("{hardware}", "HARDWARE")
         shown = _SLOT.sub(lambda m: slots.get(m.group(1), m.group(1).upper()), shown)
-        return f"this sentence names no model, and a {first.label} question needs one: ask '{shown}'"
+        return f"this sentence names no {what}, and a {first.label} question needs one: ask '{shown}'"
 
     def _refused_names_nothing(self, spans: list[Span]) -> bool:
         """Whether the name the language refused ('this', 'on 24 gb vram', 'local ai') is only words
@@ -673,7 +681,8 @@ class Reader:
                         notes = [*notes, _TOP_NOTE.format(gpu=slots["topgpu"], workload=slots["workload"])]
                     return Reading(text, intent.label, tuple(notes), template, no_model=template in intent.unnamed)
         if missing is not None:
-            raise MissingModelError(missing, query=self.text, suggestions=self.nearest(spans, slots, check, tried))
+            kind: type[UnanswerableSentenceError] = MissingModelError if "no model" in missing else MissingHardwareError
+            raise kind(missing, query=self.text, suggestions=self.nearest(spans, slots, check, tried))
         readings: list[Reading] = []
         named = {k for k in ("workload", "hardware", "gpu") if k in slots}
         for intent in self.lex.intents if named else ():  # no cue and nothing named: no reading to offer
