@@ -512,3 +512,15 @@ def test_a_reverse_question_naming_no_hardware_says_so(kb) -> None:  # type: ign
 
     with pytest.raises(MissingHardwareError, match="ask 'models that fit on HARDWARE'"):
         kb.answer("What LLMs Can I Run? Complete VRAM Guide")
+
+
+def test_boundary_questions_and_a_card_with_its_memory(kb) -> None:  # type: ignore[no-untyped-def]
+    """'max context' and 'largest batch' sentences read as the boundary forms; a card and its memory side
+    by side ('a 12gb 3060') are one card when the KB names that variant. A memory budget in a boundary
+    question answers (it raised a ValueError before)."""
+    assert kb.answer("what's the max context I can get with llama 3 8b on a 4090?").read_as == (
+        "max context for Llama 3 8B on GeForce RTX 4090"
+    )
+    assert kb.answer("largest batch size for llama 3 8b on an a100").read_as == "max batch for Llama 3 8B on A100"
+    assert kb.answer("can i run llama 3 8b on my 3060 (12gb)?").read_as == "does Llama 3 8B fit on GeForce RTX 3060 12GB"
+    assert kb.answer("max context for llama 3 8b on 24gb").kind == "capacity"

@@ -3,6 +3,7 @@ intent, and the intent's templates filled and checked)."""
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from kbq.errors import QueryError
@@ -40,6 +41,7 @@ from kbq.store.names import normalise
 _SETTING_REACH = 6  # words after a setting's name where its scaled number ('128k') may still be
 _REPORTED = r"\d+(?:\.\d+)?(?:-\d+(?:\.\d+)?)?"  # a number or a range ('18-22') a sentence reports
 _CARD_GAP = 4  # words from a count of cards to their memory ('two graphics cards with 24gb')
+_READINGS_SHOWN = 6  # the readings an ambiguous sentence gets back (each answers)
 _SIZED_KEPT = 64  # models of a size the reader weighs (the ambiguity names the first four)
 
 
@@ -147,10 +149,28 @@ class Reader:
                 continue
             chosen.append(span)
             taken |= set(range(span.start, span.end))
+        chosen = self._card_with_memory(chosen)
         for span in chosen:  # a number inside a model's name ('deepseek-r1 671 b') is the name's, kept by it
             if span.role in ("workload", "precision"):  # '4 bit': the format's
                 self.observed.update(m.group(1) for tok in toks[span.start : span.end] if (m := re.fullmatch(r"(\d+)b?", tok)))
         return [self._counted(s, taken) for s in sorted(chosen)]
+
+    def _card_with_memory(self, chosen: list[Span]) -> list[Span]:
+        """A card and its memory side by side ('a 12gb 3060', '3060 (12gb)'): one card when the KB names
+        that variant ('RTX 3060 12GB'); otherwise both stay (the card, and the budget it was said to have)."""
+        spans = sorted(chosen)
+        for a, b in itertools.pairwise(spans):
+            pair = {a.role, b.role}
+            if pair != {"gpu", "budget"} or b.start - a.end > 1:
+                continue
+            gpu, budget = (a, b) if a.role == "gpu" else (b, a)
+            names = [f"{gpu.text} {budget.text}", f"{' '.join(self.toks[gpu.start : gpu.end])} {budget.text}"]
+            found = self.cat.lookup(names)
+            terms = [t for n in names for t in found.get(normalise(n), []) if t.types & {GPU, GPU_FAMILY}]
+            if len({t.iri for t in terms}) == 1:
+                merged = Span(min(a.start, b.start), max(a.end, b.end), "gpu", _say(terms[0].label, names[0]), 1, (terms[0],))
+                return [s for s in chosen if s not in (a, b)] + [merged]
+        return chosen
 
     def _classify(self, i: int, j: int, found: list[Term]) -> Span | None:
         text = " ".join(self.toks[i:j])
@@ -710,7 +730,7 @@ class Reader:
             raise AmbiguousSentenceError(
                 "this sentence has several readings; ask one of them",
                 query=self.text,
-                suggestions=[r.canonical for r in readings[:4]],
+                suggestions=[r.canonical for r in readings[:_READINGS_SHOWN]],
             )
         raise SentenceError(
             "kbq could not read this as a question" + (f" (it names {_named(spans)})" if spans else ""),
