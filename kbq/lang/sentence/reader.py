@@ -777,9 +777,16 @@ class Reader:
         models = [m for m, _ in sized]
         size = sized[0][1]
         base = [m for m in models if all(normalise(o).startswith(normalise(m)) for o in models)]
+        if len(base) != 1:  # every other names it as its base (kbq:baseModel: the same architecture)
+            values = " ".join(_literal(m) for m in models)
+            rows = self.run(
+                PREFIXES + f"SELECT ?b (COUNT(DISTINCT ?o) AS ?n) WHERE {{ VALUES ?l {{ {values} }} VALUES ?b {{ {values} }} "
+                "?m rdfs:label ?l ; kbq:baseModel ?bm . ?bm rdfs:label ?b BIND(?l AS ?o) } GROUP BY ?b"
+            ).rows
+            base = [str(b) for b, n in rows if int(str(n)) == len(models) - 1]
         if len(base) == 1:
             self.notes.append(
-                f"'{size}' read as {base[0]}: the KB's other models of that size extend its name ("
+                f"'{size}' read as {base[0]}: the KB's other models of that size extend its name or its architecture ("
                 f"{', '.join(m for m in models if m != base[0])}); name one to ask about it"
             )
             return _say(base[0], base[0]) or None
