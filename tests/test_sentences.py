@@ -527,3 +527,11 @@ def test_boundary_questions_and_a_card_with_its_memory(kb) -> None:  # type: ign
     assert kb.answer("largest batch size for llama 3 8b on an a100").read_as == "max batch for Llama 3 8B on A100"
     assert kb.answer("can i run llama 3 8b on my 3060 (12gb)?").read_as == "does Llama 3 8B fit on GeForce RTX 3060 12GB"
     assert kb.answer("max context for llama 3 8b on 24gb").kind == "capacity"
+
+
+def test_a_process_that_refines_another_named_is_the_one_read(kb) -> None:  # type: ignore[no-untyped-def]
+    """'fine-tune ... with qlora': QLoRA fine-tuning refines full fine-tuning (kbq:refines in
+    kb/sentences.ttl), so the adapter method is sized, not full fine-tuning."""
+    answer = kb.answer("can I fine-tune llama 3.1 8b on a 16gb card with qlora")
+    assert answer.read_as == "does Llama 3.1 8B QLoRA fine-tuning fit on 16gb"
+    assert kb.answer("how much vram do I need to fine-tune llama 3 8b?").read_as == "memory for Llama 3 8B full fine-tuning"

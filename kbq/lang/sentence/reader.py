@@ -149,11 +149,27 @@ class Reader:
                 continue
             chosen.append(span)
             taken |= set(range(span.start, span.end))
-        chosen = self._card_with_memory(chosen)
+        chosen = self._refined(self._card_with_memory(chosen))
         for span in chosen:  # a number inside a model's name ('deepseek-r1 671 b') is the name's, kept by it
             if span.role in ("workload", "precision"):  # '4 bit': the format's
                 self.observed.update(m.group(1) for tok in toks[span.start : span.end] if (m := re.fullmatch(r"(\d+)b?", tok)))
         return [self._counted(s, taken) for s in sorted(chosen)]
+
+    def _refined(self, chosen: list[Span]) -> list[Span]:
+        """Several processes named ('fine-tune llama 3 8b with lora'): one another refines is dropped
+        (kbq:refines in kb/sentences.ttl: LoRA fine-tuning is the fine-tuning meant)."""
+        processes = [s for s in chosen if s.role == "process" and s.terms]
+        if len(processes) < 2:
+            return chosen
+        from kbq.lang import terms
+
+        values = " ".join(terms.iri(t.iri) for s in processes for t in s.terms)
+        rows = self.run(
+            PREFIXES
+            + f"SELECT ?general WHERE {{ VALUES ?p {{ {values} }} VALUES ?general {{ {values} }} ?p kbq:refines ?general }}"
+        ).rows
+        general = {str(r[0]) for r in rows}
+        return [s for s in chosen if not (s in processes and all(t.iri in general for t in s.terms))]
 
     def _card_with_memory(self, chosen: list[Span]) -> list[Span]:
         """A card and its memory side by side ('a 12gb 3060', '3060 (12gb)'): one card when the KB names
