@@ -438,6 +438,8 @@ def test_a_size_several_generations_share_reads_as_the_newest_declared(kb) -> No
     note = next(line for line in answer.explanation if "names several models" in line)
     assert "Llama 3 70B" in note and "Llama 2 70B" in note
     assert not any("family named without a size" in line for line in answer.explanation)  # the size named it
+    qwen = kb.answer("how much vram for qwen 72b at q4")  # Qwen1.5, 2 and 2.5 have a 72B; Qwen2's models are listed
+    assert qwen.read_as == "memory for Qwen2.5-72B at Q4_K_M"
 
 
 def test_a_mixture_size_reads_as_the_kb_model_of_that_total_and_active_size(kb) -> None:  # type: ignore[no-untyped-def]

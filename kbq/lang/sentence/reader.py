@@ -815,7 +815,7 @@ class Reader:
   ?row a kbq:ModelLine ; kbq:lineWord ?word ; rdfs:label ?line ; kbq:generations ?list .
   FILTER(LCASE(STR(?word)) = {_literal(normalise(self._hint))})
   ?list rdf:rest* ?mid . ?mid rdf:rest* ?node . ?node rdf:first ?member .
-  VALUES ?l {{ {values} }} ?m rdfs:label ?l ; kbq:variantOf? ?member .
+  VALUES ?l {{ {values} }} ?m rdfs:label ?l . {{ ?m kbq:variantOf? ?member }} UNION {{ ?member kbq:generationModel ?m }}
 }} GROUP BY ?l ?line ?node ORDER BY ?pos ?l"""
         ).rows
         if not rows or (len(rows) > 1 and int(str(rows[0][2])) == int(str(rows[1][2]))):
