@@ -34,9 +34,34 @@ SLOW_MODULES = {
 SERIAL_MODULES = {"test_server", "test_hardening_server", "test_hardening_server2"}
 
 
+# The longest modules first (measured with --durations), so the workers of a parallel run
+# (`--dist loadfile`: one module, one worker) start them early and finish together instead of
+# one worker starting the owlrl reference run last while the other one idles.
+LONGEST_FIRST = [
+    "test_reasoning",
+    "test_hardening_cache",
+    "test_stores",
+    "test_validation",
+    "test_sentences",
+    "test_snapshot",
+    "test_hardening_server2",
+    "test_hardening_server",
+    "test_engines",
+    "test_plan_cache",
+    "test_language",
+    "test_terminal",
+]
+
+
+def _module(item: pytest.Item) -> str:
+    return item.module.__name__.rsplit(".", 1)[-1] if getattr(item, "module", None) else ""
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(_module(item), len(rank)))  # stable: in-module order kept
     for item in items:
-        module = item.module.__name__.rsplit(".", 1)[-1] if getattr(item, "module", None) else ""
+        module = _module(item)
         if module in SLOW_MODULES or item.get_closest_marker("server") or item.get_closest_marker("browser"):
             item.add_marker(pytest.mark.slow)
         if module in SERIAL_MODULES:
@@ -47,12 +72,41 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-golden", action="store_true", help="rewrite examples/answers/*.json from current answers")
 
 
+def _shared_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One cache folder for the whole run: KBQ_TEST_CACHE_DIR when set (tests/run.sh: one for both
+    of the full lane's pytest runs), else beside the workers' base folders, which pytest-xdist
+    gives one parent (one snapshot built for all workers, not one per worker)."""
+    if os.environ.get("KBQ_TEST_CACHE_DIR"):
+        path = Path(os.environ["KBQ_TEST_CACHE_DIR"])
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    path = root / "kbq-cache"
+    path.mkdir(exist_ok=True)
+    return path
+
+
 @pytest.fixture(scope="session", autouse=True)
 def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """Every test (and every subprocess it starts) uses a private snapshot cache."""
-    path = tmp_path_factory.mktemp("kbq-cache")
+    """Every test (and every subprocess it starts) uses the run's snapshot cache, not the user's.
+
+    The shipped snapshot is built once for the run, by the first worker to get here, under a file
+    lock; the other workers wait for it and open it (kbq's own locks make concurrent readers and
+    a rebuild safe, and tests that damage or rebuild a cache use a private one)."""
+    import fcntl
+
+    path = _shared_cache(tmp_path_factory)
     old = os.environ.get("KBQ_CACHE_DIR")
     os.environ["KBQ_CACHE_DIR"] = str(path)
+    with open(path.with_name(path.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            from kbq.build import pipeline
+
+            pipeline.ensure()
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
     yield path
     if old is None:
         os.environ.pop("KBQ_CACHE_DIR", None)

@@ -46,8 +46,11 @@ if ! command -v wrk >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get 
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null 2>&1 || true
 fi
 export PYTHONSAFEPATH=1  # `python -m kbq` subprocesses must not import ./kbq from the current folder
+# One snapshot cache for the parallel run's workers and the serial run after it (tests/conftest.py)
+export KBQ_TEST_CACHE_DIR="$(mktemp -d)/kbq-cache"
+trap 'rm -rf "$(dirname "$KBQ_TEST_CACHE_DIR")"' EXIT
 if [ "$#" -gt 0 ]; then
-  exec "$PY" -P -m pytest -n auto --dist loadfile -m "not scale" "$@"
+  "$PY" -P -m pytest -n auto --dist loadfile -m "not scale" "$@"; exit $?
 fi
 # Everything in parallel but the tests that time a real server; then those, alone (tests/conftest.py).
 status=0
