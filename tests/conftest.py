@@ -28,6 +28,22 @@ SLOW_MODULES = {
 }
 
 
+# Single tests the fast lane leaves out (the full lane runs them): those that build snapshots with
+# overlays or whole new ones (a child build process each), and the reference comparisons that
+# run pySHACL over the whole KB (the fast lane keeps the build's validator on good and bad data).
+SLOW_TESTS = {
+    "test_engines::test_an_overlay_build_from_the_shipped_closure_equals_a_full_build",
+    "test_plan_cache::test_cached_plans_answer_every_golden_question_the_same",  # test_golden asks them all once
+    "test_model_import::test_the_overlay_answers_with_kb",
+    "test_hardening_outputs::test_a_hostile_overlay_reaches_no_output_raw",
+    "test_examples::test_example_file_commands_run",
+    "test_language::test_a_chassis_synonym_added_in_an_overlay_is_understood",
+    "test_validation::test_fast_validators_report_what_pyshacl_reports",
+    "test_validation::test_sparql_validator_reports_an_unmet_or_as_pyshacl_does",
+    "test_validation::test_validators_agree_that_the_shipped_knowledge_conforms",
+}
+
+
 # Modules that time a real server (a 2 s answer limit, slow readers, /health under attack): the full
 # lane runs them after the parallel run, alone on the machine (`serial`), where their time limits mean
 # what they say; another worker beside them made them flaky on 2 cores.
@@ -62,7 +78,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=lambda item: rank.get(_module(item), len(rank)))  # stable: in-module order kept
     for item in items:
         module = _module(item)
-        if module in SLOW_MODULES or item.get_closest_marker("server") or item.get_closest_marker("browser"):
+        name = f"{module}::{getattr(item, 'originalname', item.name)}"
+        if (
+            module in SLOW_MODULES
+            or name in SLOW_TESTS
+            or item.get_closest_marker("server")
+            or item.get_closest_marker("browser")
+        ):
             item.add_marker(pytest.mark.slow)
         if module in SERIAL_MODULES:
             item.add_marker(pytest.mark.serial)
