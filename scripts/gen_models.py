@@ -88,7 +88,25 @@ MAXTEXT_MODELS: dict[str, tuple[str, list[str]]] = {
     # Qwen3-VL dense (vision-language): the language model of its text_config, Qwen3's dense layout
     "qwen3_vl_2b_dict": ("Qwen/Qwen3-VL-2B-Instruct", []),
     "qwen3_vl_4b_dict": ("Qwen/Qwen3-VL-4B-Instruct", []),
+    # Qwen3-VL mixture of experts: the language model of its text_config, Qwen3-MoE's layout (Qwen3-30B-A3B's
+    # shapes); the output head is untied as the top-level config says (tie_word_embeddings False)
+    "qwen3_vl_30b_a3b_dict": ("Qwen/Qwen3-VL-30B-A3B-Instruct", []),
 }
+# Checkpoints with the shapes of one of MaxText's configs, by another collection's word: MaxText variable ->
+# (Hub id, the evidence, its file). KerasHub (Apache-2.0) builds Qwen3.6-35B-A3B's preset with the backbone
+# class of Qwen3.5-35B-A3B's (path qwen3_5_moe) and publishes the same parameter count for both.
+MAXTEXT_SAME_SHAPES: dict[str, list[tuple[str, str, str]]] = {
+    "qwen3_5_35b_a3b_dict": [
+        (
+            "Qwen/Qwen3.6-35B-A3B",
+            "KerasHub's preset qwen3_6_moe_35b_a3b has the backbone (path qwen3_5_moe) and the parameter count "
+            "(35,107,181,936, its vision encoder included) of its Qwen3.5-35B-A3B preset qwen3_5_moe_35b_a3b",
+            "keras_hub/src/models/qwen3_5_moe/qwen3_5_moe_presets.py",
+        )
+    ],
+}
+# A listing of the Hub checkpoint's parameter count (read from its safetensors), the check on Qwen3-VL-30B-A3B's tying
+QWEN3_VL_30B_LISTING = "https://free2aitools.com/model/qwen/qwen3-vl-30b-a3b-instruct"
 # MaxText model configs (its own YAML keys) of MLA models with no transcribed Hugging Face config:
 # file -> (label, Hub id the file names or None); YAML_TO_HF renames the keys to the config.json ones.
 MAXTEXT_YAML_MODELS: dict[str, tuple[str, str | None, list[str]]] = {
@@ -429,7 +447,7 @@ def llm_models() -> list[Model]:
                 facts=facts,
                 note=note,
                 sources=[LITGPT_URL] + ([MLC_PRESETS_URL] if tied else []),
-                names=short_names(org, name),
+                names=short_names(org, name) + EXTRA_NAMES.get(hf, []),
                 hf_id=hf,
             )
         )
@@ -756,11 +774,16 @@ def maxtext_models() -> list[Model]:
         c = configs[var]
         vision = "text_config" in c
         if vision:  # a vision-language model: its language model (MaxText runs Qwen3.5's as Qwen3-Next's hybrid stack)
+            top = c
             c = dict(c["text_config"])  # type: ignore[call-overload]
             if str(c["model_type"]).startswith("qwen3_5"):
                 c["model_type"] = "qwen3_next"
             elif c["model_type"] == "qwen3_vl_text":
                 c["model_type"] = "qwen3"
+            elif c["model_type"] == "qwen3_vl_moe_text":  # Qwen3-MoE's layers; the experts named num_local_experts
+                c["model_type"] = "qwen3_moe"
+                c["num_experts"] = c["num_local_experts"]
+                c["tie_word_embeddings"] = top["tie_word_embeddings"]  # the model's head: the top-level setting
         total, active = maxtext_parameters(c)
         kind = str(c["model_type"])
         moe = kind not in ("olmo3", "qwen3")
@@ -810,6 +833,14 @@ def maxtext_models() -> list[Model]:
             + (f" The same configuration serves {', '.join(extra_ids)}." if extra_ids else "")
             + (" The count is the language model's (text_config): the vision encoder is not counted." if vision else "")
             + (
+                " The output head is counted untied, as the top-level config's tie_word_embeddings (False) says (its "
+                "text_config says True); the result equals Qwen3-30B-A3B's count, whose shapes these are, and with the "
+                "vision encoder (about 0.5B from its vision_config) it agrees with the 31.07B the checkpoint's listing "
+                f"reports ({QWEN3_VL_30B_LISTING}), where a tied head would give about 30.8B."
+                if var == "qwen3_vl_30b_a3b_dict"
+                else ""
+            )
+            + (
                 f" Only every {c['full_attention_interval']}th layer has full attention (and a KV cache that grows with the "
                 "context); the others are gated-delta-net linear attention with a fixed-size state, so a KV-cache "
                 "estimate from numLayers overstates this model's cache."
@@ -826,7 +857,8 @@ def maxtext_models() -> list[Model]:
             modality="kb:TextModality",
             facts=facts,
             note=note,
-            sources=[url] if yaml_file else [url, MAXTEXT_IDS_URL],
+            sources=([url] if yaml_file else [url, MAXTEXT_IDS_URL])
+            + ([QWEN3_VL_30B_LISTING] if var == "qwen3_vl_30b_a3b_dict" else []),
             names=(short_names(org, name) if hf else [label]) + alts.get(var, []) + EXTRA_NAMES.get(hf or "", []),
             hf_id=hf,
         )
@@ -844,6 +876,24 @@ def maxtext_models() -> list[Model]:
                     note=note,
                     sources=base.sources,
                     names=short_names(o_org, o_name),
+                    hf_id=other,
+                    base=base.iri,
+                )
+            )
+        for other, evidence, keras_file in MAXTEXT_SAME_SHAPES.get(var, []):
+            o_org, o_name = other.split("/", 1)
+            keras_url = f"https://github.com/keras-team/keras-hub/blob/{KERAS_COMMIT}/{keras_file}"
+            out.append(
+                Model(
+                    iri=f"{KB}hf/{o_org}/{o_name}",
+                    classes=base.classes,
+                    label=o_name,
+                    comment=f"{other}: a checkpoint with the architecture of {hf} ({size} parameters).",
+                    modality=base.modality,
+                    facts=dict(facts),
+                    note=f"The shapes of {hf}: {evidence} ({keras_url}). " + note,
+                    sources=[*base.sources, keras_url],
+                    names=short_names(o_org, o_name) + EXTRA_NAMES.get(other, []),
                     hf_id=other,
                     base=base.iri,
                 )
@@ -906,6 +956,13 @@ EXTRA_NAMES = {
     "Qwen/Qwen3-Next-80B-A3B-Instruct": ["Qwen3-Next", "Qwen3-Next-80B", "qwen3 next 80b a3b"],
     "Qwen/Qwen3.5-35B-A3B": ["qwen3.5 35b", "qwen3.5-35b-a3b"],
     "Qwen/Qwen3.5-397B-A17B": ["qwen3.5 397b", "qwen3.5-397b-a17b"],
+    "Qwen/Qwen3.6-35B-A3B": ["qwen3.6 35b", "qwen3.6-35b-a3b", "Qwen 3.6 35B A3B"],
+    "Qwen/Qwen3-VL-30B-A3B-Instruct": ["qwen3-vl 30b", "qwen3 vl 30b", "Qwen3-VL-30B-A3B"],
+    "Qwen/Qwen2-57B-A14B": ["Qwen2 57B"],
+    # instruct-only checkpoints: the family-and-size name people type is the only checkpoint of that shape here
+    "google/gemma-3-1b-it": ["Gemma 3 1B", "gemma3:1b"],
+    "google/gemma-3-4b-it": ["Gemma 3 4B", "gemma3:4b"],
+    "microsoft/Phi-3.5-mini-instruct": ["Phi-3.5-mini", "Phi 3.5 mini"],
     "Qwen/Qwen3-VL-2B-Instruct": ["qwen3-vl 2b", "qwen3 vl 2b"],
     "Qwen/Qwen3-VL-4B-Instruct": ["qwen3-vl 4b", "qwen3 vl 4b"],
 }
@@ -1235,6 +1292,36 @@ TRANSCRIBED: dict[str, dict[str, object]] = {
         "comment": "also the count of the instruct fine-tune Mistral-Nemo-Instruct-2407, which keeps the shapes "
         "(an alias here)",
     },
+    "Qwen/Qwen2-57B-A14B": {
+        "source": "https://github.com/NVIDIA/TensorRT-LLM/blob/cb4c622cf5bb97009451f7f44609498a48a2b11d/"
+        "tests/unittest/_torch/modeling/test_modeling_qwen_moe.py",
+        "licence": "Apache-2.0",
+        "where": "QWEN2_57B_A14B_CONFIG, the checkpoint's config.json copied in code (transformers_version 4.40.1; "
+        "the tests cut num_hidden_layers to 1 on a copy, the constant keeps 28)",
+        "names": [
+            "Qwen2-57B-A14B-Instruct",
+            "Qwen/Qwen2-57B-A14B-Instruct",
+            "Qwen2 57B A14B",
+            "Qwen2 MoE 57B",
+        ],
+        "config": {
+            "model_type": "qwen2_moe",
+            "hidden_size": 3584,
+            "intermediate_size": 18944,
+            "max_position_embeddings": 131072,
+            "moe_intermediate_size": 2560,
+            "num_attention_heads": 28,
+            "num_experts": 64,
+            "num_experts_per_tok": 8,
+            "num_hidden_layers": 28,
+            "num_key_value_heads": 4,
+            "shared_expert_intermediate_size": 20480,
+            "tie_word_embeddings": False,
+            "vocab_size": 151936,
+        },
+        "comment": "also the count of the instruct fine-tune Qwen2-57B-A14B-Instruct, which keeps the shapes (an alias "
+        "here); the shared expert (20,480 wide, always active) is counted in both totals",
+    },
 }
 
 
@@ -1242,7 +1329,8 @@ def transcribed_models() -> list[Model]:
     out = []
     for hf, entry in TRANSCRIBED.items():
         c = dict(entry["config"])  # type: ignore[call-overload]
-        c["model_type"] = "yi"  # the LLaMA layout: extra_parameters' 'yi' formula (untied head)
+        if c["model_type"] == "mistral":
+            c["model_type"] = "yi"  # the LLaMA layout: extra_parameters' 'yi' formula (untied head)
         what = f"{entry['where']} in {entry['source']} ({entry['licence']})"
         if entry.get("also"):
             what += f"; {entry['also_where']}, {entry['also']}"
@@ -2351,6 +2439,12 @@ def render(models: list[Model], skipped: list[str]) -> str:
         ),
         (SAM_PAPER, "Kirillov et al., Segment Anything (arXiv 2304.02643)", "TierPaper", "Meta AI"),
         (
+            QWEN3_VL_30B_LISTING,
+            "free2aitools listing of Qwen/Qwen3-VL-30B-A3B-Instruct (parameters 31.07B and its config)",
+            "TierReported",
+            "free2aitools",
+        ),
+        (
             f"https://github.com/NVIDIA/NeMo/blob/{NEMO_COMMIT}/nemo/collections/llm/gpt/model/starcoder2.py",
             "NVIDIA/NeMo nemo/collections/llm/gpt/model/starcoder2.py: StarCoder2 model configurations (Apache-2.0)",
             "TierDatabase",
@@ -2371,6 +2465,17 @@ def render(models: list[Model], skipped: list[str]) -> str:
             "KerasHub gemma4_presets.py: preset metadata with each checkpoint's parameter count (Apache-2.0)",
             "TierDatabase",
             "Keras team (KerasHub)",
+        ),
+        *(
+            (
+                f"https://github.com/keras-team/keras-hub/blob/{KERAS_COMMIT}/{keras_file}",
+                f"KerasHub {keras_file.rsplit('/', 1)[-1]}: preset metadata with each checkpoint's parameter count and "
+                "backbone (Apache-2.0)",
+                "TierDatabase",
+                "Keras team (KerasHub)",
+            )
+            for same in MAXTEXT_SAME_SHAPES.values()
+            for _, _, keras_file in same
         ),
         *(
             (

@@ -243,6 +243,43 @@ def test_qwen3_vl_language_models_equal_the_qwen3_checkpoints_of_their_shapes() 
         assert float(g.value(by_id[vl], KBQ.parameterCount)) == float(g.value(by_id[text], KBQ.parameterCount))
 
 
+def test_issue_18_models_match_their_published_sizes_and_siblings() -> None:
+    """Added for issue 18 (the models people name): Qwen3-VL-30B-A3B's language model has Qwen3-30B-A3B's
+    shapes, untied (its count must equal that checkpoint's, computed by litgpt's formula); Qwen2-57B-A14B is
+    '57B total, 14B activated' (its name; Qwen2's report: 57B / 14B); Qwen3.6-35B-A3B carries
+    Qwen3.5-35B-A3B's facts and links to it as its base."""
+    g = _graph(GENERATED_MODELS)
+    by_id = {str(o): s for s, o in g.subject_objects(KBQ.huggingFaceId)}
+    vl, text = by_id["Qwen/Qwen3-VL-30B-A3B-Instruct"], by_id["Qwen/Qwen3-30B-A3B-Instruct-2507"]
+    for fact in (KBQ.parameterCount, KBQ.activeParameterCount, KBQ.numLayers, KBQ.kvHeads, KBQ.numExperts):
+        assert float(g.value(vl, fact)) == float(g.value(text, fact)), fact
+    qwen2 = by_id["Qwen/Qwen2-57B-A14B"]
+    assert float(g.value(qwen2, KBQ.parameterCount)) / 1e9 == pytest.approx(57.4, rel=0.005)
+    assert float(g.value(qwen2, KBQ.activeParameterCount)) / 1e9 == pytest.approx(14.0, rel=0.03)
+    q36, q35 = by_id["Qwen/Qwen3.6-35B-A3B"], by_id["Qwen/Qwen3.5-35B-A3B"]
+    assert g.value(q36, KBQ.baseModel) == q35
+    for fact in (KBQ.parameterCount, KBQ.numLayers, KBQ.hiddenSize, KBQ.kvHeads, KBQ.numExperts, KBQ.vocabSize):
+        assert g.value(q36, fact) == g.value(q35, fact), fact
+
+
+@pytest.mark.parametrize(
+    ("question", "label"),
+    [
+        ("memory for yairpatch/Qwen3-VL-30B-A3B-Instruct-GGUF", "Qwen3-VL-30B-A3B-Instruct"),  # a repackager's id
+        ("memory for Qwen/Qwen2-57B-A14B-Instruct", "Qwen2-57B-A14B"),
+        ("memory for qwen3.6-35b-a3b", "Qwen3.6-35B-A3B"),
+        ("memory for gemma 3 4b", "gemma-3-4b-it"),
+        ("memory for phi-3.5-mini", "Phi-3.5-mini-instruct"),
+        ("memory for wan2.1 14b", "Wan2.1-T2V-14B"),
+        ("memory for sdxl", "Stable Diffusion XL 1.0"),
+    ],
+)
+def test_issue_18_names_size_the_model_they_name(kb, question: str, label: str) -> None:  # type: ignore[no-untyped-def]
+    answer = kb.answer(question)
+    assert any(line.startswith(f"workload: inference of {label} (") for line in answer.explanation), answer.explanation
+    assert any(row[0] == "weights" and row[1] > 0 for row in answer.rows)
+
+
 def test_opt_shapes_agree_with_metaseq() -> None:
     g = _graph(GENERATED_MODELS)
     by_id = {str(o): s for s, o in g.subject_objects(KBQ.huggingFaceId)}

@@ -107,3 +107,15 @@ def test_exl2_takes_its_bits_per_weight_from_the_question(kb) -> None:  # type: 
         kb.answer("memory for llama 2 7b inference at q4_k_m with 4.65 bpw")
     with pytest.raises(KbqError, match="takes its bits per weight"):
         kb.answer("memory for llama 2 7b inference at exl2")
+
+
+def test_a_diffusion_model_keeps_no_kv_cache(kb, ask_true) -> None:  # type: ignore[no-untyped-def]
+    """A diffusion denoiser reads the whole latent each step (ontology/rules/diffusion-no-kv-cache.rq):
+    FLUX.1 [dev] has layer and head counts, yet its memory is weights + runtime only. By hand: 12e9
+    parameters x 2 bytes = 24 GB of weights at FP16, and no line that grows with a context."""
+    assert ask_true("kb:FLUX1Dev kbq:numLayers ?l ; kbq:attentionHeads ?h ; kbq:encoderOnly true")
+    result = kb.answer("memory for flux.1 dev")
+    parts = {str(r[0]) for r in result.rows}
+    assert not any("KV" in p for p in parts), parts
+    assert _row(result, "weights") == pytest.approx(24.0, rel=1e-3)
+    assert not any("context" in line for line in result.explanation if line.startswith("assumed"))
