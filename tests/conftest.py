@@ -1,4 +1,6 @@
-"""Shared fixtures: one snapshot per test session in a private cache folder."""
+"""Shared fixtures and the lanes' markers: one snapshot for the whole run (all xdist workers) in a
+cache folder of the run's own; what `slow` (left out of the fast lane), `serial` and the scheduling
+order mean."""
 
 from __future__ import annotations
 
@@ -29,8 +31,9 @@ SLOW_MODULES = {
 
 
 # Single tests the fast lane leaves out (the full lane runs them): those that build snapshots with
-# overlays or whole new ones (a child build process each), and the reference comparisons that
-# run pySHACL over the whole KB (the fast lane keeps the build's validator on good and bad data).
+# overlays or whole new ones (a child build process each), the reference comparisons that run
+# pySHACL over the whole KB (the fast lane keeps the build's validator on good and bad data) and
+# the rdflib-based reference reasoning (owlrl, reasonable; the build's engine runs in every build).
 SLOW_TESTS = {
     "test_engines::test_an_overlay_build_from_the_shipped_closure_equals_a_full_build",
     "test_plan_cache::test_cached_plans_answer_every_golden_question_the_same",  # test_golden asks them all once
@@ -57,20 +60,20 @@ SERIAL_MODULES = {"test_server", "test_hardening_server", "test_hardening_server
 
 # The longest modules first (measured with --durations), so the workers of a parallel run
 # (`--dist loadfile`: one module, one worker) start them early and finish together instead of
-# one worker starting the owlrl reference run last while the other one idles.
+# one worker starting a long module last while the other one idles.
 LONGEST_FIRST = [
-    "test_reasoning",
     "test_hardening_cache",
     "test_stores",
-    "test_validation",
+    "test_reasoning",
     "test_sentences",
+    "test_validation",
     "test_snapshot",
-    "test_hardening_server2",
-    "test_hardening_server",
+    "test_remote",
     "test_engines",
     "test_plan_cache",
     "test_language",
-    "test_terminal",
+    "test_catalog",
+    "test_reference",
 ]
 
 
