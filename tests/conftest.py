@@ -40,13 +40,14 @@ SLOW_TESTS = {
     "test_model_import::test_the_overlay_answers_with_kb",
     "test_hardening_outputs::test_a_hostile_overlay_reaches_no_output_raw",
     "test_examples::test_example_file_commands_run",
+    "test_examples::test_overlay_example_answers_with_the_new_key",  # the fast lane's overlay build: test_api's
     "test_language::test_a_chassis_synonym_added_in_an_overlay_is_understood",
     "test_validation::test_fast_validators_report_what_pyshacl_reports",
     "test_validation::test_sparql_validator_reports_an_unmet_or_as_pyshacl_does",
     "test_validation::test_validators_agree_that_the_shipped_knowledge_conforms",
     "test_reasoning::test_inference_is_pure",  # rdflib-based reasoning (owlrl/reasonable), not the build's
     "test_reasoning::test_contradictions_are_reported_not_swallowed",
-    "test_cli::test_overlay_flag",  # the fast lane's overlay builds: test_api's and test_examples'
+    "test_cli::test_overlay_flag",
     "test_cli::test_build_reports_counts_and_time",
     "test_language::test_ambiguous_name_lists_candidates",
 }
