@@ -1008,7 +1008,8 @@ def extra_parameters(c: dict[str, object]) -> tuple[int, int]:
     without bias, MLP 3*d*f; final norm d; head tied (the config class's default). deepseek (DeepSeekMoE):
     embedding; per layer two RMSNorms and q/k/v/o; the first first_k_dense_replace layers an MLP 3*d*f,
     the others a router d*E, E experts and n_shared shared experts of 3*d*f_e (active: top-k routed);
-    final norm; output head d*V. qwen2 (Qwen1.5) and llama (Mistral family, Minitron): the LLaMA layout
+    final norm; output head d*V. qwen3 and qwen3_moe: maxtext_parameters' formulas (q/k norms of the head
+    size; MoE without a shared expert). qwen2 (Qwen1.5) and llama (Mistral family, Minitron): the LLaMA layout
     (q/k/v biases for qwen2), output head d*V unless tie_word_embeddings. phimoe (Phi-3.5-MoE): per layer
     two LayerNorms 2*2d, q/k/v/o with biases, a router d*E and E experts of 3*d*f_e (active: top-k); final
     LayerNorm 2d; output head d*V with its bias V. dbrx: per layer two LayerNorms without bias 2d, q/k/v/o
@@ -1045,6 +1046,8 @@ def extra_parameters(c: dict[str, object]) -> tuple[int, int]:
         outer = v * d + d + d * v
         total = outer + n * (base + e * 3 * d * fe)
         active = outer + n * (base + top * 3 * d * fe)
+    elif kind in ("qwen3", "qwen3_moe"):
+        return maxtext_parameters(c)  # one formula for Qwen3's layouts (maxtext_parameters' docstring)
     elif kind in ("qwen2", "llama"):
         bias = (h * k + 2 * g * k) if kind == "qwen2" else 0
         head = 0 if c.get("tie_word_embeddings") else d * v
@@ -1090,7 +1093,7 @@ def extra_model(c: dict[str, object], hf: str, label: str, iri: str, what: str, 
     kind = str(c["model_type"])
     h = int(c["num_attention_heads"])
     g = int(c.get("num_key_value_heads") or h)
-    moe = kind in ("qwen2_moe", "deepseek", "phimoe", "dbrx")
+    moe = kind in ("qwen2_moe", "qwen3_moe", "deepseek", "phimoe", "dbrx")
     facts: dict[str, object] = {
         "parameterCount": total,
         "numLayers": int(c["num_hidden_layers"]),
@@ -1321,6 +1324,74 @@ TRANSCRIBED: dict[str, dict[str, object]] = {
         },
         "comment": "also the count of the instruct fine-tune Qwen2-57B-A14B-Instruct, which keeps the shapes (an alias "
         "here); the shared expert (20,480 wide, always active) is counted in both totals",
+    },
+    "Qwen/Qwen3-Coder-30B-A3B-Instruct": {
+        "source": "https://github.com/ztxz16/fastllm/blob/f8f04c33abb63f6cd4e45f9427a55949a8ebbb44/"
+        "Qwen3-Coder-30B-A3B-Instruct/config.json",
+        "licence": "the checkpoint's own files, Apache-2.0 (its LICENSE is copied beside them)",
+        "where": "the checkpoint's config.json, copied verbatim with its README, LICENSE and model.safetensors.index.json "
+        "(whose total_size 61,064,245,248 bytes of BF16 is 30,532,122,624 parameters: the count computed here)",
+        "names": ["Qwen3-Coder 30B", "qwen3-coder-30b", "qwen3 coder 30b", "qwen3-coder:30b", "Qwen3 Coder 30B A3B"],
+        "config": {
+            "model_type": "qwen3_moe",
+            "head_dim": 128,
+            "hidden_size": 2048,
+            "intermediate_size": 5472,
+            "max_position_embeddings": 262144,
+            "moe_intermediate_size": 768,
+            "num_attention_heads": 32,
+            "num_experts": 128,
+            "num_experts_per_tok": 8,
+            "num_hidden_layers": 48,
+            "num_key_value_heads": 4,
+            "tie_word_embeddings": False,
+            "vocab_size": 151936,
+        },
+        "comment": "Qwen3-30B-A3B's shapes with a 262,144-token context",
+    },
+    "Qwen/Qwen3-VL-8B-Instruct": {
+        "source": "https://github.com/NVIDIA/TensorRT-LLM/blob/04938813b3f573fda84cd28d499b2a539032d409/"
+        "tests/unittest/_torch/modeling/test_modeling_qwen3vl.py",
+        "licence": "Apache-2.0",
+        "where": "the text_config of QWEN3_VL_8B_CONFIG, the checkpoint's config.json copied in code (_name_or_path "
+        "Qwen3-VL-8B-Instruct; num_hidden_layers cut to 4 for the test, '36 layers for full model' as its comment says, "
+        "so 36 is used)",
+        "names": ["Qwen3-VL 8B", "qwen3-vl-8b", "qwen3 vl 8b", "qwen3vl 8b"],
+        "config": {
+            "model_type": "qwen3",
+            "head_dim": 128,
+            "hidden_size": 4096,
+            "intermediate_size": 12288,
+            "max_position_embeddings": 262144,
+            "num_attention_heads": 32,
+            "num_hidden_layers": 36,
+            "num_key_value_heads": 8,
+            "tie_word_embeddings": False,
+            "vocab_size": 151936,
+        },
+        "comment": "the language model of Qwen3-VL-8B (a vision-language model): its 27-layer vision encoder "
+        "(hidden size 1152) and merger are not counted; it equals Qwen3-8B's count (the same text shapes)",
+    },
+    "Qwen/Qwen2.5-VL-7B-Instruct": {
+        "source": "https://github.com/NVIDIA/TensorRT-LLM/blob/03dd9bb8387c5c3015f41124da0f338751a177c0/"
+        "tests/unittest/_torch/modeling/test_modeling_qwen2_5vl.py",
+        "licence": "Apache-2.0",
+        "where": "QWEN2_5_VL_7B_CONFIG, the checkpoint's config.json copied in code (_name_or_path Qwen2.5-VL-7B-Instruct; "
+        "num_hidden_layers cut to 2 for the test, '28 layers for full model' as its comment says, so 28 is used)",
+        "names": ["Qwen2.5-VL 7B", "qwen2.5-vl-7b", "qwen2.5 vl 7b", "qwen2.5vl 7b"],
+        "config": {
+            "model_type": "qwen2",
+            "hidden_size": 3584,
+            "intermediate_size": 18944,
+            "max_position_embeddings": 128000,
+            "num_attention_heads": 28,
+            "num_hidden_layers": 28,
+            "num_key_value_heads": 4,
+            "tie_word_embeddings": False,
+            "vocab_size": 152064,
+        },
+        "comment": "the language model of Qwen2.5-VL-7B (a vision-language model): its 32-layer vision encoder "
+        "(hidden size 1280) and merger are not counted",
     },
 }
 
@@ -1688,6 +1759,45 @@ def ollama_models() -> list[Model]:
                     f"the published one ({count_where}); the metadata does not give the vocabulary, so none is stored."
                 ),
                 sources=[url, count_url],
+                names=[*short_names(org, name), *names],
+                hf_id=hf,
+            )
+        )
+    return out
+
+
+# --- LLMs whose publisher's model card gives a parameter count but no config was read ------------------------
+# Hub id -> (published count, context, the card's copy at a commit, where in it, other names). No layer, head or
+# vocabulary facts: a memory answer counts the weights and says the KV cache is not counted.
+MODEL_CARDS: dict[str, tuple[float, int, str, str, list[str]]] = {
+    "CohereForAI/c4ai-command-r-plus": (
+        104e9,
+        131072,
+        "https://github.com/lumenpearson/huggingface_c4ai-command-r-plus/blob/99272bd6962df46267ed247f997f5f5d92c9c9c3/"
+        "README.md",
+        "its 'Model Size: 104 billion parameters' and 'Context length: 128K' (a copy of the Hugging Face model card)",
+        ["Command R+", "command r plus", "command-r-plus", "command-r+", "CohereLabs/c4ai-command-r-plus", "command r+ 104b"],
+    ),
+}
+
+
+def model_card_models() -> list[Model]:
+    out = []
+    for hf, (params, context, url, where, names) in MODEL_CARDS.items():
+        org, name = hf.split("/", 1)
+        out.append(
+            Model(
+                iri=f"{KB}hf/{hf}",
+                classes=["kbq:LargeLanguageModel", "kbq:Model"],
+                label=name,
+                comment=f"{hf}: a {params / 1e9:.0f}B-parameter decoder-only language model published on the Hugging Face Hub.",
+                modality="kb:TextModality",
+                facts={"parameterCount": int(params), "maxContext": context},
+                note=(
+                    f"The parameter count and context are the model card's ({where}); no config.json was read, so the "
+                    "layers, heads and vocabulary are not stored and a memory answer does not count the KV cache."
+                ),
+                sources=[url],
                 names=[*short_names(org, name), *names],
                 hf_id=hf,
             )
@@ -2515,6 +2625,16 @@ def render(models: list[Model], skipped: list[str]) -> str:
             for path in OLLAMA_MODELS
         ),
         (COHERE_DOC_URL, "Hugging Face Transformers model page: Cohere (Command-R)", "TierReported", "Hugging Face"),
+        *(
+            (
+                url,
+                f"{url.split('/blob/')[0].removeprefix('https://github.com/')} README.md: a copy of {hf}'s Hugging Face "
+                "model card",
+                "TierReported",
+                hf.split("/")[0],
+            )
+            for hf, (_, _, url, _, _) in MODEL_CARDS.items()
+        ),
         (TIMM_RESULTS_URL, results, "TierMeasured", "Hugging Face (timm)"),
         (TIMM_BENCH_URL, bench, "TierMeasured", "Hugging Face (timm)"),
     ]
@@ -2541,6 +2661,7 @@ def main() -> None:
         *marian_models(),
         *transcribed_models(),
         *ollama_models(),
+        *model_card_models(),
         *bridge_models(),
         *genz_models(),
         *llma_models(),

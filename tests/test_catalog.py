@@ -262,6 +262,24 @@ def test_issue_18_models_match_their_published_sizes_and_siblings() -> None:
         assert g.value(q36, fact) == g.value(q35, fact), fact
 
 
+def test_issue_18_second_round_models_equal_their_text_siblings() -> None:
+    """Qwen3-VL-8B's text_config has Qwen3-8B's shapes, Qwen2.5-VL-7B's Qwen2.5-7B's, and Qwen3-Coder-30B-A3B's
+    config.json Qwen3-30B-A3B's (its safetensors index: 61,064,245,248 bytes of BF16 = 30,532,122,624 parameters).
+    The language-model counts worked by hand from the transcribed shapes (embedding and untied head V x d each):
+    Qwen3-VL-8B: per layer 2 x 4096 norms + 4096 x 32 x 128 q + 2 x 4096 x 8 x 128 kv + 32 x 128 x 4096 o
+    + 2 x 128 q/k norms + 3 x 4096 x 12288 MLP = 192,946,432; x 36 + 4096 + 2 x 151936 x 4096 = 8,190,735,360
+    (Qwen3-8B's published 8.19B). Qwen2.5-VL-7B: 7168 + 12,845,056 + 3,670,016 + 4,608 biases + 12,845,056
+    + 203,685,888 = 233,057,792; x 28 + 3584 + 2 x 152064 x 3584 = 7,615,616,512 (Qwen2.5-7B's 7.61B)."""
+    g = _graph(GENERATED_MODELS)
+    by_id = {str(o): s for s, o in g.subject_objects(KBQ.huggingFaceId)}
+    assert float(g.value(by_id["Qwen/Qwen3-VL-8B-Instruct"], KBQ.parameterCount)) == 8_190_735_360
+    assert float(g.value(by_id["Qwen/Qwen2.5-VL-7B-Instruct"], KBQ.parameterCount)) == 7_615_616_512
+    coder = by_id["Qwen/Qwen3-Coder-30B-A3B-Instruct"]
+    assert float(g.value(coder, KBQ.parameterCount)) == 61_064_245_248 / 2
+    assert float(g.value(coder, KBQ.activeParameterCount)) / 1e9 == pytest.approx(3.3, rel=0.02)  # '3.3B activated'
+    assert int(g.value(coder, KBQ.maxContext)) == 262_144
+
+
 @pytest.mark.parametrize(
     ("question", "label"),
     [
@@ -272,6 +290,10 @@ def test_issue_18_models_match_their_published_sizes_and_siblings() -> None:
         ("memory for phi-3.5-mini", "Phi-3.5-mini-instruct"),
         ("memory for wan2.1 14b", "Wan2.1-T2V-14B"),
         ("memory for sdxl", "Stable Diffusion XL 1.0"),
+        ("memory for qwen3-coder 30b", "Qwen3-Coder-30B-A3B-Instruct"),
+        ("memory for Qwen/Qwen3-VL-8B-Instruct", "Qwen3-VL-8B-Instruct"),
+        ("memory for qwen2.5-vl 7b", "Qwen2.5-VL-7B-Instruct"),
+        ("memory for command-r-plus", "c4ai-command-r-plus"),  # the model card's 104B, no architecture
     ],
 )
 def test_issue_18_names_size_the_model_they_name(kb, question: str, label: str) -> None:  # type: ignore[no-untyped-def]

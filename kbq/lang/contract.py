@@ -39,6 +39,8 @@ TERMS = frozenset(
         "slidingWindow",
         "encoderOnly",  # issue18: a model id's '-AWQ' / '-FP8' suffix sets the weight format
         "trustRank",  # a size alone: the best-sourced models first
+        "component",  # issue18: a pipeline's parts (kbq/lang/workload/facts.py pipeline_parts)
+        "componentParameters",
         "headBits",
         "variableBits",
         "Dataset",  # issue17b: image models' speed, training memory and epochs on a dataset
@@ -349,4 +351,4 @@ CONSTANTS = frozenset(
 )
 
 # kbq:defaultName values the scenario resolver (and the tiers of a ranking: kbq.lang.tiers) read (kb/defaults.ttl)
-DEFAULTS = frozenset(("batch", "context", "precision", "tier_max_cards", "zero_stage"))
+DEFAULTS = frozenset(("batch", "context", "pipeline_on_gpu", "precision", "tier_max_cards", "zero_stage"))

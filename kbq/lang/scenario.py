@@ -170,6 +170,43 @@ def defaults(ctx: Context) -> dict[str, Default]:
     return found
 
 
+def place_parts(model: Facts, training: bool, offload: bool, named: dict[str, Default]) -> tuple[Facts, list[str], list[str]]:
+    """Which parts of a pipeline model the GPU holds, and the weights that follow: at inference every
+    part by default (the pipeline_on_gpu default, kb/defaults.ttl), the largest alone with 'with offload' (diffusers'
+    model CPU offload moves one whole part at a time); in training the model's own count (its
+    denoiser: the encoders and VAE stay frozen). Returns the facts, notes and assumptions."""
+    if not model.parts:
+        return model, [], []
+    counted = [p for p in model.parts if p.params is not None]
+    missing = [p for p in model.parts if p.params is None]
+    if training or not counted:
+        why = (
+            "training sizes the denoiser alone; the frozen encoders and VAE it also loads are not counted"
+            if training
+            else "no part has a sourced count"
+        )
+        note = f"pipeline parts not counted ({why}): {model.label}'s own parameter count is used"
+        return model._replace(parts=(), parts_left=model.parts), [note], []
+    notes = [
+        f"not counted: {p.label} (no sourced parameter count in the KB), so the weights are a lower bound" for p in missing
+    ]
+    if offload:
+        largest = counted[0]
+        notes.append(
+            f"with offload: one part on the GPU at a time (diffusers' enable_model_cpu_offload), sized by the largest,"
+            f" {largest.label}; the others wait in CPU memory"
+        )
+        rest = tuple(p for p in model.parts if p is not largest)
+        return model._replace(parts=(largest,), parts_left=rest, params=largest.params, active_params=None), notes, []
+    d = named.get("pipeline_on_gpu")
+    assumed = [
+        f"every part of {model.label} on the GPU ({', '.join(p.label for p in counted)})"
+        + (f": {d.reason}" if d else "")
+    ]
+    total = sum(p.params or 0.0 for p in counted)
+    return model._replace(parts=tuple(counted), parts_left=tuple(missing), params=total, active_params=None), notes, assumed
+
+
 def _model_extras(ctx: Context, iri: str) -> tuple[bool, Term | None]:
     """Whether the model is encoder-only (no KV cache) and its published precision."""
     rows = ctx.rows(
@@ -211,14 +248,15 @@ def resolve(
             raise ctx.error(f"{model.label} is a family: name a size ({', '.join(str(r[0]) for r in sizes)})", None)
         raise ctx.error(f"no parameter count is sourced for {model.label}: kbq cannot size it", None)
     process = facts.process(ctx, process_term)
+    named = defaults(ctx)
+    model, placed_notes, placed = place_parts(model, process.training, bool(settings.get("offload")), named)
     optimizer = settings.get("optimizer")
     if isinstance(optimizer, Term) and process.training:  # 'with 8-bit adam'
         process = facts.optimizer(ctx, process, optimizer)
     consts = facts.constants(ctx)
-    named = defaults(ctx)
     encoder_only, published = _model_extras(ctx, model_term.iri)
-    notes: list[str] = []
-    assumed: list[Assumption] = []
+    notes: list[str] = list(placed_notes)
+    assumed: list[Assumption] = [Assumption(a) for a in placed]
     if lent is not None:
         assumed.append(Assumption(lending.assumption(model_term, lent, model)))
         same = ctx.words.models_of_size(model_term.label.split()[0])

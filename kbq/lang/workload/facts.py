@@ -11,7 +11,7 @@ from kbq.lang.catalog import Term
 from kbq.lang.context import Context
 from kbq.lang.contract import MODEL_PROPERTIES
 from kbq.lang.evaluate.hardware import work_memory_gb
-from kbq.lang.workload.formulas import Facts, Format
+from kbq.lang.workload.formulas import Facts, Format, Part
 from kbq.store.executor import Value
 from kbq.store.resources import KBQ_NS
 
@@ -54,7 +54,26 @@ def model(ctx: Context, term: Term) -> Facts:
             kwargs[name] = float(value)
         else:
             kwargs[name] = int(value)
-    return Facts(label=term.label, sources=tuple(ctx.cat.label(s) for (s,) in sources), **kwargs)  # type: ignore[arg-type]
+    found = Facts(label=term.label, sources=tuple(ctx.cat.label(s) for (s,) in sources), **kwargs)  # type: ignore[arg-type]
+    parts = pipeline_parts(ctx, term.iri)
+    if not parts:
+        return found
+    return found._replace(parts=parts)  # the scenario decides which parts the GPU holds (scenario.place_parts)
+
+
+def pipeline_parts(ctx: Context, iri: str) -> tuple[Part, ...]:
+    """A pipeline model's parts (kbq:component), largest first, each with its sources; () for one network."""
+    rows = ctx.rows(
+        f"SELECT ?c ?l ?p ?s WHERE {{ {terms.iri(iri)} kbq:component ?c . ?c rdfs:label ?l ."
+        " OPTIONAL { ?c kbq:componentParameters ?p } OPTIONAL { ?c dcterms:source ?s } } ORDER BY ?c ?s"
+    )
+    by_part: dict[str, tuple[str, float | None, list[str]]] = {}
+    for c, label, params, source in rows:
+        entry = by_part.setdefault(str(c), (str(label), float(params) if params is not None else None, []))
+        if source is not None and ctx.cat.label(source) not in entry[2]:
+            entry[2].append(ctx.cat.label(source))
+    parts = [Part(label, params, "; ".join(srcs)) for label, params, srcs in by_part.values()]
+    return tuple(sorted(parts, key=lambda p: (-(p.params or 0.0), p.label)))
 
 
 def source_labels(ctx: Context, subject: str) -> str:

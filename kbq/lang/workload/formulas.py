@@ -30,6 +30,15 @@ from typing import NamedTuple
 GB = 1e9
 
 
+class Part(NamedTuple):
+    """One network of a pipeline model (kbq:component): its label, parameter count (None: no source
+    gives one) and the labels of its sources."""
+
+    label: str
+    params: float | None
+    source: str = ""
+
+
 class Facts(NamedTuple):
     """A model's architecture as its config.json / paper states it (None: not in the KB)."""
 
@@ -57,6 +66,12 @@ class Facts(NamedTuple):
     activations_m: float | None = None  # millions of activation elements one sample's forward pass writes (fvcore)
     activation_gb_image: float | None = None  # measured training activations per image (GB, mixed precision)
     sources: tuple[str, ...] = ()
+    parts: tuple[Part, ...] = ()  # a pipeline's parts on the GPU (params is then their sum); () for one network
+    parts_left: tuple[Part, ...] = ()  # its parts not counted: kept in CPU memory, or with no sourced count
+
+    @property
+    def counted_parts(self) -> tuple[Part, ...]:
+        return tuple(p for p in self.parts if p.params is not None)
 
     @property
     def forward_flops(self) -> float | None:
@@ -128,6 +143,10 @@ def weights(f: Facts, fmt: Format, *, params: float | None = None, what: str = "
     n = params if params is not None else f.params
     if n is None:
         raise ValueError(f"no parameter count for {f.label}")
+    if params is None and f.counted_parts:  # a pipeline: the sum of its parts on the GPU
+        each = " + ".join(f"{p.label} {p.params:,.0f}" for p in f.counted_parts)
+        gb = n * fmt.bits_per_weight / 8 / GB
+        return Line(what, gb, f"({each}) = {n:,.0f} parameters x {fmt.describe()} ({fmt.label}) / 8", fmt.source)
     embed = embedding_parameters(f) if fmt.embedding_bits and fmt.embedding_bits > fmt.bits_per_weight else None
     if embed and embed < n and fmt.head_bits and not f.tied_embeddings:
         table = embed / 2  # the input embeddings; the output head is the other vocab x hidden matrix
@@ -150,6 +169,15 @@ def weights(f: Facts, fmt: Format, *, params: float | None = None, what: str = "
         )  # fmt: skip
     gb = n * fmt.bits_per_weight / 8 / GB
     return Line(what, gb, f"{n:,.0f} parameters x {fmt.describe()} ({fmt.label}) / 8", fmt.source)
+
+
+def part_lines(f: Facts, fmt: Format) -> list[Line]:
+    """Each counted part of a pipeline at the weights' format: the lines the weights line sums."""
+    return [
+        Line(f"weights: {p.label}", (p.params or 0.0) * fmt.bits_per_weight / 8 / GB,
+             f"{p.params:,.0f} parameters x {fmt.describe()} ({fmt.label}) / 8", p.source)
+        for p in f.counted_parts
+    ]  # fmt: skip
 
 
 def kv_bytes_per_token(f: Facts, kv_bytes: float, context: int) -> tuple[float, str] | None:

@@ -256,6 +256,9 @@ def _memory_plan(ctx, asked, est, usable_share, usable, explanation) -> Plan:
         columns.append("GB per GPU")
     columns += ["formula", "source"]
     rows = _rows(est.lines, per_gpu)
+    notes += [  # a pipeline's weights line is the sum of these parts
+        f"{line.part}: {line.gb:.3f} GB = {line.formula} ({line.source})" for line in formulas.part_lines(est.model, est.format)
+    ]
     total = est.total
     total_row: list[object] = ["total", round(total, 3)]
     per_total = sum(line.gb for line in per_gpu) if per_gpu is not None else None

@@ -125,7 +125,8 @@ def _size_all(
         need, word = ev.per_gpu_gb, ev.verdict
         assumed.update(est.scenario.assumed(count))
         if word in FITTING:
-            rows.append([str(label), round(float(str(params)) / 1e9, 2), est.format.label, round(need or 0.0, 2), word])
+            size = est.model.params or float(str(params))  # a pipeline: the parts it keeps on the GPU
+            rows.append([str(label), round(size / 1e9, 2), est.format.label, round(need or 0.0, 2), word])
     return rows, unsized, assumed
 
 
