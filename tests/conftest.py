@@ -1,4 +1,6 @@
-"""Shared fixtures: one snapshot per test session in a private cache folder."""
+"""Shared fixtures and the lanes' markers: one snapshot for the whole run (all xdist workers) in a
+cache folder of the run's own; what `slow` (left out of the fast lane), `serial` and the scheduling
+order mean."""
 
 from __future__ import annotations
 
@@ -28,16 +30,70 @@ SLOW_MODULES = {
 }
 
 
+# Single tests the fast lane leaves out (the full lane runs them): those that build snapshots with
+# overlays or whole new ones (a child build process each), the reference comparisons that run
+# pySHACL over the whole KB (the fast lane keeps the build's validator on good and bad data) and
+# the rdflib-based reference reasoning (owlrl, reasonable; the build's engine runs in every build).
+SLOW_TESTS = {
+    "test_engines::test_an_overlay_build_from_the_shipped_closure_equals_a_full_build",
+    "test_plan_cache::test_cached_plans_answer_every_golden_question_the_same",  # test_golden asks them all once
+    "test_model_import::test_the_overlay_answers_with_kb",
+    "test_hardening_outputs::test_a_hostile_overlay_reaches_no_output_raw",
+    "test_examples::test_example_file_commands_run",
+    "test_examples::test_overlay_example_answers_with_the_new_key",  # the fast lane's overlay build: test_api's
+    "test_language::test_a_chassis_synonym_added_in_an_overlay_is_understood",
+    "test_validation::test_fast_validators_report_what_pyshacl_reports",
+    "test_validation::test_sparql_validator_reports_an_unmet_or_as_pyshacl_does",
+    "test_validation::test_validators_agree_that_the_shipped_knowledge_conforms",
+    "test_reasoning::test_inference_is_pure",  # rdflib-based reasoning (owlrl/reasonable), not the build's
+    "test_reasoning::test_contradictions_are_reported_not_swallowed",
+    "test_cli::test_overlay_flag",
+    "test_cli::test_build_reports_counts_and_time",
+    "test_language::test_ambiguous_name_lists_candidates",
+}
+
+
 # Modules that time a real server (a 2 s answer limit, slow readers, /health under attack): the full
 # lane runs them after the parallel run, alone on the machine (`serial`), where their time limits mean
 # what they say; another worker beside them made them flaky on 2 cores.
 SERIAL_MODULES = {"test_server", "test_hardening_server", "test_hardening_server2"}
 
 
+# The longest modules first (measured with --durations), so the workers of a parallel run
+# (`--dist loadfile`: one module, one worker) start them early and finish together instead of
+# one worker starting a long module last while the other one idles.
+LONGEST_FIRST = [
+    "test_hardening_cache",
+    "test_stores",
+    "test_reasoning",
+    "test_sentences",
+    "test_validation",
+    "test_snapshot",
+    "test_remote",
+    "test_engines",
+    "test_plan_cache",
+    "test_language",
+    "test_catalog",
+    "test_reference",
+]
+
+
+def _module(item: pytest.Item) -> str:
+    return item.module.__name__.rsplit(".", 1)[-1] if getattr(item, "module", None) else ""
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(_module(item), len(rank)))  # stable: in-module order kept
     for item in items:
-        module = item.module.__name__.rsplit(".", 1)[-1] if getattr(item, "module", None) else ""
-        if module in SLOW_MODULES or item.get_closest_marker("server") or item.get_closest_marker("browser"):
+        module = _module(item)
+        name = f"{module}::{getattr(item, 'originalname', item.name)}"
+        if (
+            module in SLOW_MODULES
+            or name in SLOW_TESTS
+            or item.get_closest_marker("server")
+            or item.get_closest_marker("browser")
+        ):
             item.add_marker(pytest.mark.slow)
         if module in SERIAL_MODULES:
             item.add_marker(pytest.mark.serial)
@@ -47,12 +103,41 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-golden", action="store_true", help="rewrite examples/answers/*.json from current answers")
 
 
+def _shared_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One cache folder for the whole run: KBQ_TEST_CACHE_DIR when set (tests/run.sh: one for both
+    of the full lane's pytest runs), else beside the workers' base folders, which pytest-xdist
+    gives one parent (one snapshot built for all workers, not one per worker)."""
+    if os.environ.get("KBQ_TEST_CACHE_DIR"):
+        path = Path(os.environ["KBQ_TEST_CACHE_DIR"])
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    path = root / "kbq-cache"
+    path.mkdir(exist_ok=True)
+    return path
+
+
 @pytest.fixture(scope="session", autouse=True)
 def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """Every test (and every subprocess it starts) uses a private snapshot cache."""
-    path = tmp_path_factory.mktemp("kbq-cache")
+    """Every test (and every subprocess it starts) uses the run's snapshot cache, not the user's.
+
+    The shipped snapshot is built once for the run, by the first worker to get here, under a file
+    lock; the other workers wait for it and open it (kbq's own locks make concurrent readers and
+    a rebuild safe, and tests that damage or rebuild a cache use a private one)."""
+    import fcntl
+
+    path = _shared_cache(tmp_path_factory)
     old = os.environ.get("KBQ_CACHE_DIR")
     os.environ["KBQ_CACHE_DIR"] = str(path)
+    with open(path.with_name(path.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            from kbq.build import pipeline
+
+            pipeline.ensure()
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
     yield path
     if old is None:
         os.environ.pop("KBQ_CACHE_DIR", None)

@@ -5,14 +5,16 @@
 #                              Chromium the page test drives and Virtuoso, then runs `python -P -m pytest`
 #                              with PYTHONSAFEPATH=1, so neither pytest nor a `python -m kbq` subprocess
 #                              imports the checkout from the current folder.
-#                              Tests marked `scale` (a 10x synthetic KB, many minutes) are left out unless
+#                              Tests marked `scale` (owlrl over the whole KB, a 10x synthetic KB: many minutes) are left out unless
 #                              asked: `bash tests/run.sh -m scale` (a later -m replaces the default one).
 #                              Test files run in parallel, one worker per core (pytest-xdist,
-#                              `--dist loadfile`: a file's tests share one worker and its fixtures);
-#                              `-n 0` runs them in one process. With no arguments, the tests that
-#                              time a real server (marked `serial`) run afterwards, alone.
+#                              `--dist loadfile`: a file's tests share one worker and its fixtures;
+#                              the longest files first), on one snapshot cache for the whole run
+#                              (KBQ_TEST_CACHE_DIR, tests/conftest.py); `-n 0` runs them in one process.
+#                              With no arguments, the tests that time a real server (marked `serial`)
+#                              run afterwards, alone.
 #   bash tests/run.sh --fast   the fast lane (< 3 minutes): the checkout as it is, no installs, tests
-#                              marked `slow` deselected (see tests/conftest.py for what is slow).
+#                              marked `slow` deselected (tests/conftest.py says what is slow and why).
 # Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -46,8 +48,11 @@ if ! command -v wrk >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get 
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null 2>&1 || true
 fi
 export PYTHONSAFEPATH=1  # `python -m kbq` subprocesses must not import ./kbq from the current folder
+# One snapshot cache for the parallel run's workers and the serial run after it (tests/conftest.py)
+export KBQ_TEST_CACHE_DIR="$(mktemp -d)/kbq-cache"
+trap 'rm -rf "$(dirname "$KBQ_TEST_CACHE_DIR")"' EXIT
 if [ "$#" -gt 0 ]; then
-  exec "$PY" -P -m pytest -n auto --dist loadfile -m "not scale" "$@"
+  "$PY" -P -m pytest -n auto --dist loadfile -m "not scale" "$@"; exit $?
 fi
 # Everything in parallel but the tests that time a real server; then those, alone (tests/conftest.py).
 status=0

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_helpers import run_in_process
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -31,14 +32,7 @@ def test_example_file_commands_run(path: Path) -> None:
     commands = commands_in(path)
     assert commands, f"{path.name} should show how to use it"
     for args in commands:
-        run = subprocess.run(
-            [sys.executable, "-m", "kbq", *args],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            cwd=EXAMPLES.parent,
-            env=dict(os.environ),
-        )
+        run = run_in_process(*args, cwd=EXAMPLES.parent)
         assert run.returncode == 0, (args, run.stderr)
         assert run.stdout.strip()
 

@@ -286,7 +286,7 @@ def hostile_overlay(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Pat
         "@prefix kbq: <https://kbq.dev/ontology#> . @prefix kb: <https://kbq.dev/kb/> .\n"
         'kb:TitanRTX kbq:note "evil\\u001b]0;owned\\u0007\\u001b[2J\\u009b31m\\u202e note" .\n'
     )
-    return overlay, folder / "cache"
+    return overlay, Path(os.environ["KBQ_CACHE_DIR"])  # the session's: the overlay build starts from its snapshot
 
 
 @pytest.mark.parametrize(

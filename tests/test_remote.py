@@ -1,5 +1,6 @@
 """kbq on an external SPARQL store: `kbq export` loaded into a real Oxigraph server, then every
-golden question through KnowledgeBase.remote(url) must give the embedded engine's answer."""
+golden question through KnowledgeBase.remote(url) must give the embedded engine's answer, every
+field exactly (the Oxigraph case of the store parity: test_stores.py compares Virtuoso and rdflib)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from kbq.api import KnowledgeBase
 from kbq.errors import KbqError, QueryTimeoutError, SparqlError
 from kbq.store.remote import EndpointError, binding_value, parse_json_results, remote_select
 
-FIELDS = ("question", "kind", "columns", "rows", "units", "sparql", "explanation", "removed")
+FIELDS = ("question", "kind", "columns", "rows", "units", "sparql", "explanation", "removed", "extra")
 XSD = "http://www.w3.org/2001/XMLSchema#"
 
 

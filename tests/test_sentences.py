@@ -1,4 +1,4 @@
-"""The sentence reader (kbq/lang/sentence.py): sentences as people type them become the canonical
+"""The sentence reader (kbq/lang/sentence/): sentences as people type them become the canonical
 question they mean, the answer says which ('read as: ...'), an ambiguous sentence gets its
 readings and an unreadable one the nearest questions that answer. Each sentence is checked
 against the canonical question it should read as, and that question against its own answer."""
@@ -14,7 +14,7 @@ import pytest
 from kbq.errors import KbqError, QueryError
 
 DATA = Path(__file__).parent / "data" / "sentences.jsonl"
-FLOOR = 0.61  # the development share (47/76) this branch reaches (see test_real_sentences_get_an_answer_of_the_right_kind)
+FLOOR = 0.72  # the development share (55/76) this branch reaches (see test_real_sentences_get_an_answer_of_the_right_kind)
 
 
 @pytest.mark.parametrize(
@@ -244,9 +244,28 @@ def _right_kind(outcome: Outcome, row: dict) -> bool:  # type: ignore[type-arg]
     return outcome.kind in KINDS[row["kind"]]
 
 
-def _share(outcomes: dict[str, Outcome], held_out: bool) -> tuple[int, int]:
+NO_MODEL_NOTE = "no model named"  # the note of the reverse question read for a sentence that names no model
+
+
+def _right_kind_extended(outcome: Outcome, row: dict) -> bool:  # type: ignore[type-arg]
+    """As _right_kind, and also: a fit or memory sentence that names hardware but no model ('is 24 gb
+    enough?', 'can I run this on my rtx 4090?') answered by the reverse question ('models that fit on
+    ...'), which says that no model was named. No memory verdict can be given without a model; the
+    models that fit are the answer such a sentence can get (llmfit answers it so). Reported beside the
+    strict share, never instead of it."""
+    if _right_kind(outcome, row):
+        return True
+    return (
+        row["kind"] in ("fit", "memory")
+        and outcome.kind == "models"
+        and any(line.startswith(NO_MODEL_NOTE) for line in outcome.lines)
+    )
+
+
+def _share(outcomes: dict[str, Outcome], held_out: bool, extended: bool = False) -> tuple[int, int]:
     chosen = [r for r in _rows() if r["held_out"] is held_out]
-    return sum(_right_kind(outcomes[r["text"]], r) for r in chosen), len(chosen)
+    right = _right_kind_extended if extended else _right_kind
+    return sum(right(outcomes[r["text"]], r) for r in chosen), len(chosen)
 
 
 def test_the_sentence_set_is_real_and_large_enough() -> None:
@@ -271,19 +290,27 @@ def test_each_real_sentence_is_answered_or_refused_clearly(outcomes, row: dict) 
 
 @pytest.mark.slow
 def test_real_sentences_get_an_answer_of_the_right_kind(outcomes) -> None:  # type: ignore[no-untyped-def]
-    """The floor measured on this branch (merged with main's catalog): development 47/76 = 62% (41/76
-    before a family named without a size read as its smallest size, 'how many gpus' with no card
-    read with the first-ranked card, a year left out was said, and 'lora+flashattention2' split;
-    32/76 before a size alone read as a generic dense decoder, packaging suffixes set the format, names
-    narrowed by their whole prefix and reported numbers could be left out); held out 17/38 = 45%
-    (unchanged by the last round; 12/38 before; reported, not asserted: it is kept out of development).
-    Sentences that name no model ('this model', 'will it run on a 3080'), a size shared by several
-    models of a family ('Llama 70B'), a mixture the KB lacks ('Qwen3.6-35B-A3B': not read as a dense
-    decoder) have no reading of the right kind, and a reading that would drop a number, a setting or a
-    condition the text names is refused. The issue's target is 90% (not reached)."""
+    """The floor measured on this branch merged with main (its issue-18 models): development 55/76 = 72%
+    strict (53/76 before that merge; 47/76 before sentences naming
+    hardware but no model read as the reverse question, 'llama 70b' as the newest declared generation,
+    '35b-a3b' as the KB's mixture of that total and active size, counts the Chinese way ('四卡', '2台
+    H100*8'), typos of name words ('llamma', 'rthx'), reported rates left out; 41/76 before a family
+    without a size read as its smallest, 'how many gpus' with no card read with the first-ranked card;
+    32/76 before a size alone read as a generic dense decoder); held out 19/38 = 50% strict (17/38
+    before; reported, not asserted: it is kept out of development). Counting the reverse answer to a
+    fit or memory sentence that names no model (_right_kind_extended): development 61/76 = 80%, held out
+    21/38 = 55%. Still missed: sentences with no model and no hardware ('how much gpu memory is required
+    to run this model'), time questions whose model has no training run in the KB or no hardware ('the
+    BERT-base SQuAD training on a single GPU'), speed questions with no hardware (read as a ranking),
+    sentences reporting figures rather than asking ('whisper.cpp needs only 3.3 GB, is it true'), and sentences with
+    no cue word ('a version of Llama 3 for the RTX 3060': several readings). A reading that would drop a
+    number, a setting or a condition the text names is refused. The issue's target is 90% (not reached)."""
     right, total = _share(outcomes, held_out=False)
     right_h, total_h = _share(outcomes, held_out=True)
-    print(f"development {right}/{total} = {right / total:.0%}; held out {right_h}/{total_h} = {right_h / total_h:.0%}")
+    print(f"strict: development {right}/{total} = {right / total:.0%}; held out {right_h}/{total_h} = {right_h / total_h:.0%}")
+    ext, ext_h = _share(outcomes, False, extended=True)[0], _share(outcomes, True, extended=True)[0]
+    print(f"with the no-model reverse: development {ext}/{total} = {ext / total:.0%}; ", end="")
+    print(f"held out {ext_h}/{total_h} = {ext_h / total_h:.0%}")
     assert right / total >= FLOOR, f"development set: {right}/{total}"
 
 
@@ -386,3 +413,127 @@ def test_a_plus_between_two_names_separates_them(kb) -> None:  # type: ignore[no
     assert _tokens("a 16gb+ card") == ["a", "16gb", "card"]
     answer = kb.answer("how much vram does lora+flashattention2 on mixtral 8x7b need")
     assert answer.read_as.startswith("memory for Mixtral 8x7B LoRA")
+
+
+def test_hardware_with_no_model_named_reads_as_the_reverse_question(kb) -> None:  # type: ignore[no-untyped-def]
+    """'is 24 gb enough?', 'can I run this on my rtx 4090?': no model is named ('this' stands for one),
+    so the answer is the models that fit on that hardware, and it says no model was named. A name kbq
+    does not know is not read so (the sentence names a model: its error stays)."""
+    fitting = kb.answer("models that fit on 24gb")
+    for sentence in ("Is 24 GB of GPU memory enough?", "Can it run on 24 GB VRAM?", "is it possible to run on 24gb vram"):
+        answer = kb.answer(sentence)
+        assert answer.read_as == "models that fit on 24gb" and answer.rows == fitting.rows, sentence
+        assert any(line.startswith(NO_MODEL_NOTE) for line in answer.explanation)
+    assert kb.answer("Can an RTX 4060 Ti 16GB run local AI?").read_as == "models that fit on GeForce RTX 4060 Ti 16GB"
+    with pytest.raises(QueryError):
+        kb.answer("can I run frobnicator on a 24gb card?")
+    assert kb.answer("can I run llama 3 8b on a 24gb card?").read_as == "does Llama 3 8B fit on 24gb"  # a model named
+
+
+def test_a_size_several_generations_share_reads_as_the_newest_declared(kb) -> None:  # type: ignore[no-untyped-def]
+    """'llama 70b': Llama 2, 3, 3.1 and 3.3 all have a 70B; the line's order (kbq:ModelLine in
+    kb/sentences.ttl) takes the newest, the answer says so and names the others."""
+    answer = kb.answer("how much vram does llama 70b need at q4?")
+    assert answer.read_as == "memory for Llama 3.3 70B at Q4_K_M"
+    note = next(line for line in answer.explanation if "names several models" in line)
+    assert "Llama 3 70B" in note and "Llama 2 70B" in note
+    assert not any("family named without a size" in line for line in answer.explanation)  # the size named it
+    qwen = kb.answer("how much vram for qwen 72b at q4")  # Qwen1.5, 2 and 2.5 have a 72B; Qwen2's models are listed
+    assert qwen.read_as == "memory for Qwen2.5-72B at Q4_K_M"
+
+
+def test_a_mixture_size_reads_as_the_kb_model_of_that_total_and_active_size(kb) -> None:  # type: ignore[no-untyped-def]
+    """A mixture the KB lacks ('Qwen3.7-35B-A3B'): the KB's mixtures of 35B total and 3B active are
+    Qwen3.5-35B-A3B and Qwen3.6-35B-A3B, whose kbq:baseModel is the former (the same architecture)."""
+    answer = kb.answer("How much memory is required to run Qwen3.7-35B-A3B?")
+    assert answer.read_as == "memory for Qwen3.5-35B-A3B"
+    assert any(line.startswith("'35b-a3b' read as Qwen3.5-35B-A3B") for line in answer.explanation)
+
+
+def test_a_question_needing_a_model_it_does_not_name_says_so(kb) -> None:  # type: ignore[no-untyped-def]
+    from kbq.lang.sentence import MissingModelError
+
+    for sentence, ask in (
+        ("how long would training this model take on a 1080 ti?", "time to train MODEL on GeForce GTX 1080 Ti"),
+        ("how many 4090s do I need?", "how many GeForce RTX 4090 for MODEL"),
+    ):
+        with pytest.raises(MissingModelError, match="names no model") as caught:
+            kb.answer(sentence)
+        assert f"ask '{ask}'" in caught.value.message
+        for question in caught.value.suggestions:
+            kb.answer(question)
+    assert kb.answer("A100 - RTX4090 same speed (or even slower)").kind in ("compare", "versus")  # another intent reads it
+
+
+def test_counts_written_the_chinese_way(kb) -> None:  # type: ignore[no-untyped-def]
+    """A numeral and a classifier before a card count it (even inside a word jieba leaves whole: '有四卡');
+    '台' counts machines, so a count after the card ('H100*8') is per machine and they multiply."""
+    assert kb.answer("我现在手上有四卡H800够吗 qwen3 32b").read_as == "does Qwen3-32B fit on 4 x H800"
+    answer = kb.answer("用 2台 H100*8 部署 deepseek-R1 671 B，context length 可以一直支持到 128k吗")
+    assert answer.read_as == "does DeepSeek-R1 with 128k context fit on 16 x H100"
+    assert "2 machines of 8 x H100: read as 16 x H100" in answer.explanation
+
+
+def test_a_typo_of_a_name_word_is_corrected_only_when_it_then_names_something(kb) -> None:  # type: ignore[no-untyped-def]
+    """'llamma 3', 'rthx 3060': one close word of the KB's names, used when the corrected words name a
+    card or a model, and said; 'large-v3' is the tail of one model's name. Nothing else is guessed."""
+    answer = kb.answer("can I run Llamma 3 8b on an RTHX 3060?")
+    assert answer.read_as == "does Llama 3 8B fit on RTX 3060"
+    assert "read 'llamma' as 'llama' (a close word of the KB's names)" in answer.explanation
+    assert "read 'rthx' as 'rtx' (a close word of the KB's names)" in answer.explanation
+    tail = kb.answer("如果想要正常使用large-v3，大概需要多少显存？")
+    assert tail.read_as == "memory for Whisper large-v3"
+    from kbq.lang.sentence import near
+
+    catalog = kb.catalog
+    assert near.typo("pancakes", catalog, set()) is None and near.typo("llama", catalog, set()) is None
+    assert near.tail("v3", catalog) is None  # too short to name one model
+
+
+def test_reported_numbers_and_counts_of_cards_before_their_memory(kb) -> None:  # type: ignore[no-untyped-def]
+    """A number before a rate ('18-22 tokens per second') is what the writer measured: the reading may
+    leave it out. 'two graphics cards with 24gb' counts the budget. 'using' + an ignored word names no backend."""
+    answer = kb.answer("Llama 3 8B at Q4 on a 3090 running at 18-22 tokens per second")
+    assert answer.read_as == "speed of Llama 3 8B at Q4_K_M on GeForce RTX 3090"
+    assert kb.answer("can llama 3 70b run on two graphics cards with 24gb").read_as == "does Llama 3 70B fit on 2 x 24gb"
+    with pytest.raises(QueryError, match="frobnicator"):
+        kb.answer("how fast is llama 3 8b on a 4090 using frobnicator")
+
+
+def test_a_time_question_takes_the_tokens_of_the_kb_training_run_or_says_what_is_missing(kb) -> None:  # type: ignore[no-untyped-def]
+    """'how long to train llama 3 8b on 64 h100s' names no token count: the KB's published run of that
+    model gives it (said); with no run in the KB, the answer says the time question needs the tokens."""
+    from kbq.lang.sentence import UnanswerableSentenceError
+
+    answer = kb.answer("how long would it take to train llama 3 8b on 64 h100s")
+    assert answer.kind == "time" and answer.read_as is not None and " on 15t tokens " in answer.read_as
+    assert any(line.startswith("no token count named: read with 15t tokens, those of Llama 3 8B") for line in answer.explanation)
+    with pytest.raises(UnanswerableSentenceError, match="needs the tokens"):
+        kb.answer("how long to train bert-base on 8 v100")
+
+
+def test_a_reverse_question_naming_no_hardware_says_so(kb) -> None:  # type: ignore[no-untyped-def]
+    from kbq.lang.sentence import MissingHardwareError
+
+    with pytest.raises(MissingHardwareError, match="ask 'models that fit on HARDWARE'"):
+        kb.answer("What LLMs Can I Run? Complete VRAM Guide")
+
+
+def test_boundary_questions_and_a_card_with_its_memory(kb) -> None:  # type: ignore[no-untyped-def]
+    """'max context' and 'largest batch' sentences read as the boundary forms; a card and its memory side
+    by side ('a 12gb 3060') are one card when the KB names that variant. A memory budget in a boundary
+    question answers (it raised a ValueError before)."""
+    assert kb.answer("what's the max context I can get with llama 3 8b on a 4090?").read_as == (
+        "max context for Llama 3 8B on GeForce RTX 4090"
+    )
+    assert kb.answer("largest batch size for llama 3 8b on an a100").read_as == "max batch for Llama 3 8B on A100"
+    assert kb.answer("can i run llama 3 8b on my 3060 (12gb)?").read_as == "does Llama 3 8B fit on GeForce RTX 3060 12GB"
+    assert kb.answer("max context for llama 3 8b on 24gb").kind == "capacity"
+
+
+def test_a_process_that_refines_another_named_is_the_one_read(kb) -> None:  # type: ignore[no-untyped-def]
+    """'fine-tune ... with qlora': QLoRA fine-tuning refines full fine-tuning (kbq:refines in
+    kb/sentences.ttl), so the adapter method is sized, not full fine-tuning."""
+    answer = kb.answer("can I fine-tune llama 3.1 8b on a 16gb card with qlora")
+    assert answer.read_as == "does Llama 3.1 8B QLoRA fine-tuning fit on 16gb"
+    assert kb.answer("how much vram do I need to fine-tune llama 3 8b?").read_as == "memory for Llama 3 8B full fine-tuning"

@@ -1,6 +1,7 @@
 """Store parity (engine-neutral SPARQL): every golden question gives the embedded store's answer on
-an Oxigraph server and on Virtuoso 7, both loaded from `kbq export`, asked through
-KnowledgeBase.remote (the whole compiler and answer shaping run against each store); rdflib's
+Virtuoso 7 loaded from `kbq export`, asked through KnowledgeBase.remote (the whole compiler and
+answer shaping run against the store; the Oxigraph server case, every field exactly, is
+test_remote.py's); rdflib's
 SPARQL engine answers them from the same export too (the embedded store's plans, every query of
 the answer run by rdflib; without --explain, and not the questions with placement constraints,
 which rdflib takes 10-30 s each to answer: the other two stores cover those).
@@ -30,7 +31,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from server_helpers import ROOT, golden_questions, kbq_env, oxigraph_binary, start_oxigraph
+from server_helpers import ROOT, golden_questions, kbq_env
 
 from kbq.api import KnowledgeBase
 from kbq.errors import KbqError
@@ -130,7 +131,7 @@ def exported(embedded: KnowledgeBase, tmp_path_factory: pytest.TempPathFactory) 
 def rdflib_answers(
     exported: Path, embedded: KnowledgeBase, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Callable[[], dict[str, object]]]:
-    """rdflib's answers, from a separate process started before the Oxigraph and Virtuoso cases
+    """rdflib's answers, from a separate process started before the Virtuoso cases
     (their fixtures ask for this one first) and read when the first rdflib case runs."""
     asked = [q for q in QUESTIONS if rdflib_skip(embedded, q) is None]
     out = tmp_path_factory.mktemp("rdflib") / "answers.json"
@@ -180,19 +181,10 @@ def rdflib_skip(embedded: KnowledgeBase, question: str) -> str | None:
         except KbqError:
             _SLOW[question] = False
     return (
-        "placement constraints: rdflib takes 10-30 s a question (the Oxigraph and Virtuoso cases cover it)"
+        "placement constraints: rdflib takes 10-30 s a question (test_remote's Oxigraph case and the Virtuoso case cover it)"
         if _SLOW[question]
         else None
     )
-
-
-@pytest.fixture(scope="session")
-def oxigraph(exported: Path, rdflib_answers: object, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeBase]:
-    if oxigraph_binary() is None:
-        pytest.fail("the oxigraph binary is missing: pip install 'kbq[test]' (it brings the oxigraph package)")
-    server = start_oxigraph(exported, tmp_path_factory.mktemp("oxigraph"))
-    yield KnowledgeBase.remote(server.url + "/query", timeout=60)
-    server.stop()
 
 
 @pytest.fixture(scope="session")
@@ -218,15 +210,6 @@ def known(question: str, failures: dict[str, str]) -> object:
     """A case, marked as a known failure (strict: it fails once it passes) when listed."""
     reason = failures.get(question)
     return pytest.param(question, marks=pytest.mark.xfail(strict=True, reason=reason)) if reason else question
-
-
-@pytest.mark.server
-@pytest.mark.parametrize("question", QUESTIONS)
-def test_same_answer_on_oxigraph_server(
-    question: str, oxigraph: KnowledgeBase, embedded: KnowledgeBase, expected: dict[str, object]
-) -> None:
-    got, want = outcome(oxigraph, question), embedded_outcome(expected, embedded, question)
-    assert same(got, want), differences(got, want)
 
 
 @pytest.mark.server

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_helpers import run_in_process
 from test_cli import readme_commands
 
 from kbq import render
@@ -37,6 +38,13 @@ VERDICT_FIELDS = {"status", "fits", "gpu", "gpus", "per_gpu_gb", "capacity_gb", 
 
 
 def kbq(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """The command in this process, its output a pipe (cli_helpers), without the caller's COLUMNS,
+    NO_COLOR and FORCE_COLOR; `env` sets them."""
+    return run_in_process(*args, cwd=ROOT, env={"COLUMNS": None, "NO_COLOR": None, "FORCE_COLOR": None, **env})
+
+
+def kbq_subprocess(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """The same through a real process and a real pipe (a smoke test of the in-process runs)."""
     base = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "NO_COLOR", "FORCE_COLOR")}
     return subprocess.run(
         [sys.executable, "-m", "kbq", *args], capture_output=True, text=True, timeout=120, cwd=ROOT, env={**base, **env}
@@ -68,8 +76,9 @@ def test_the_command_at_columns_80_and_60() -> None:
         assert run.returncode == 0, run.stderr
         assert max(len(line) for line in run.stdout.splitlines()) <= columns
         assert run.stdout.startswith("best value for Llama 3.1 8B: ")
-    default = kbq(FIT)  # a pipe without COLUMNS: 80
+    default = kbq_subprocess(FIT)  # a real pipe without COLUMNS: 80
     assert max(len(line) for line in default.stdout.splitlines()) <= 80
+    assert default.stdout == kbq(FIT).stdout  # the in-process runs are what the command prints
 
 
 def test_formula_and_source_columns_are_folded_into_notes() -> None:

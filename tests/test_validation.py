@@ -100,16 +100,30 @@ BAD_DATA |= {
 }
 
 
+@pytest.fixture(scope="module")
+def pyshacl_reports(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """(the bad file, pySHACL's violations) per case, computed once for both fast validators
+    (pySHACL over the whole KB is the slow part of these tests)."""
+    found: dict[str, tuple[Path, list[object]]] = {}
+
+    def reference(case: str) -> tuple[Path, list[object]]:
+        if case not in found:
+            bad = tmp_path_factory.mktemp("bad") / "mine.ttl"
+            bad.write_text(PREFIXES + BAD_DATA[case])
+            found[case] = (bad, violations(load([*resources.knowledge_files(), bad]), validator="pyshacl"))
+        return found[case]
+
+    return reference
+
+
 @pytest.mark.parametrize("validator", ["sparql", "rudof"])
 @pytest.mark.parametrize("case", sorted(BAD_DATA))
-def test_fast_validators_report_what_pyshacl_reports(tmp_path: Path, case: str, validator: str) -> None:
+def test_fast_validators_report_what_pyshacl_reports(pyshacl_reports, case: str, validator: str) -> None:  # type: ignore[no-untyped-def]
     """The build validates with SPARQL-compiled shapes (rudof beyond them); pySHACL is the
     reference: the same violations, files and all."""
-    bad = tmp_path / "mine.ttl"
-    bad.write_text(PREFIXES + BAD_DATA[case])
-    loaded = load([*resources.knowledge_files(), bad])
-    fast = violations(loaded, validator=validator)  # type: ignore[arg-type]
-    assert fast == violations(loaded, validator="pyshacl")
+    bad, reference = pyshacl_reports(case)
+    fast = violations(load([*resources.knowledge_files(), bad]), validator=validator)  # type: ignore[arg-type]
+    assert fast == reference
     assert fast and all(v.files for v in fast)
 
 

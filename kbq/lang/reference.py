@@ -84,6 +84,12 @@ def error_examples() -> dict[str, str]:
     return {str(k): str(v) for k, v in _data().get("errors", {}).items()}
 
 
+def _template_order(template: str) -> tuple[int, str]:
+    """A sentence template's place among its intent's ('N|...': tried in that order)."""
+    head, _, rest = template.partition("|")
+    return (int(head), rest) if head.isdigit() and rest else (99, template)
+
+
 # --- the grammar ---------------------------------------------------------------------------------
 
 
@@ -427,7 +433,8 @@ class Reference:
         found: dict[tuple[str, int], tuple[set[str], set[str]]] = {}
         for label, priority, cue, template in self.rows(
             "SELECT ?label ?p ?cue ?t WHERE { ?i a kbq:SentenceIntent ; rdfs:label ?label ; kbq:intentPriority ?p "
-            "{ ?i kbq:cue ?cue } UNION { ?i kbq:template ?t } }"
+            "{ ?i kbq:cue ?cue } UNION { ?i kbq:template ?t } UNION { ?i kbq:unplacedTemplate ?t } "
+            "UNION { ?i kbq:noModelTemplate ?t } }"
         ):
             cues, templates = found.setdefault((str(label), int(str(priority))), (set(), set()))
             if cue is not None:
@@ -436,7 +443,7 @@ class Reference:
                 templates.add(str(template))
         out = ["| intent | priority | cue words | reads as (tried in order) |", "|---|---|---|---|"]
         for (label, priority), (cues, templates) in sorted(found.items(), key=lambda item: -item[0][1]):
-            shown = " · ".join(f"`{t.split('|', 1)[-1]}`" for t in sorted(templates))
+            shown = " · ".join(f"`{t.split('|', 1)[-1]}`" for t in sorted(templates, key=_template_order))
             out.append(f"| {label} | {priority} | {', '.join(sorted(cues))} | {shown} |")
         return out
 

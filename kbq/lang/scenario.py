@@ -187,9 +187,7 @@ def place_parts(model: Facts, training: bool, offload: bool, named: dict[str, De
         )
         note = f"pipeline parts not counted ({why}): {model.label}'s own parameter count is used"
         return model._replace(parts=(), parts_left=model.parts), [note], []
-    notes = [
-        f"not counted: {p.label} (no sourced parameter count in the KB), so the weights are a lower bound" for p in missing
-    ]
+    notes = [f"not counted: {p.label} (no sourced parameter count in the KB), so the weights are a lower bound" for p in missing]
     if offload:
         largest = counted[0]
         notes.append(
@@ -199,10 +197,7 @@ def place_parts(model: Facts, training: bool, offload: bool, named: dict[str, De
         rest = tuple(p for p in model.parts if p is not largest)
         return model._replace(parts=(largest,), parts_left=rest, params=largest.params, active_params=None), notes, []
     d = named.get("pipeline_on_gpu")
-    assumed = [
-        f"every part of {model.label} on the GPU ({', '.join(p.label for p in counted)})"
-        + (f": {d.reason}" if d else "")
-    ]
+    assumed = [f"every part of {model.label} on the GPU ({', '.join(p.label for p in counted)})" + (f": {d.reason}" if d else "")]
     total = sum(p.params or 0.0 for p in counted)
     return model._replace(parts=tuple(counted), parts_left=tuple(missing), params=total, active_params=None), notes, assumed
 

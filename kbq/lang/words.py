@@ -311,7 +311,7 @@ class Words:
                 return found, 1 + n
         return found, 1
 
-    def models_of_size(self, text: str) -> list[str]:
+    def models_of_size(self, text: str, limit: int = 8) -> list[str]:
         """'70b', '8x7b': the models whose parameter count is within 5% of a size named alone, the
         best-sourced first (a publisher's card before a generated catalog entry), then the closest."""
         match = re.fullmatch(r"(?:(\d+)x)?(\d+(?:\.\d+)?)\s*b", text.strip().lower())
@@ -323,7 +323,7 @@ class Words:
             "kbq:parameterCount ?p "
             f"FILTER(xsd:double(?p) >= {size * 0.95:.0f}e0 && xsd:double(?p) <= {size * 1.05:.0f}e0) "
             "OPTIONAL { ?m dcterms:source/kbq:tier/kbq:trustRank ?r } } GROUP BY ?l "
-            f"ORDER BY ?rank ABS(xsd:double(?count) - {size:.0f}e0) ?l LIMIT 8"
+            f"ORDER BY ?rank ABS(xsd:double(?count) - {size:.0f}e0) ?l LIMIT {int(limit)}"
         ).rows
         return [str(r[0]) for r in rows]
 

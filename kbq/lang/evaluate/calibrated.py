@@ -42,7 +42,7 @@ class Chosen(NamedTuple):
 
 
 def _gpu_facts(ctx: Context, gpu: str | None) -> tuple[str | None, str | None]:
-    if gpu is None:
+    if not gpu:  # no card, or a memory budget ('on 24gb'): no IRI, so no memory type or architecture
         return None, None
     rows = ctx.rows(
         f"SELECT ?type ?arch WHERE {{ OPTIONAL {{ {terms.iri(gpu)} kbq:memoryType ?type }}"

@@ -127,6 +127,7 @@ def _size_all(
         if word in FITTING:
             size = est.model.params or float(str(params))  # a pipeline: the parts it keeps on the GPU
             rows.append([str(label), round(size / 1e9, 2), est.format.label, round(need or 0.0, 2), word])
+    rows.sort(key=lambda row: -float(str(row[1])))  # largest first by the size shown (a pipeline counts its parts)
     return rows, unsized, assumed
 
 

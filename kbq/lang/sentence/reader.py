@@ -1,198 +1,56 @@
-"""The sentence reader: a question as people type it -> the canonical question it means.
-
-Tried only when the grammar (or the compiler) refuses a text, so no sentence changes what a
-canonical question means. It finds the KB's names anywhere in the sentence (one name-index
-query for every word run), the quantities (a memory budget, a count, money, settings such as
-context), reads the intent from cue words (kb/sentences.ttl) and fills that intent's templates:
-canonical questions with slots, tried in order until one compiles. The answer says which
-canonical question it answered ("read as: ..."). No word of any language is in this file.
-"""
+"""The reader: one sentence against one KB -> the canonical question it means (its names, quantities,
+intent, and the intent's templates filled and checked)."""
 
 from __future__ import annotations
 
-import copy
+import itertools
 import re
-from collections.abc import Callable
-from functools import lru_cache
-from typing import NamedTuple
 
-from kbq.errors import AmbiguousTermError, QueryError
+from kbq.errors import QueryError
 from kbq.lang.catalog import FAMILY, OWL_CLASS, PREFIXES, Catalog, Run, Term
-from kbq.lang.parse import MAX_DIGITS
-from kbq.lang.plan import Plan
+from kbq.lang.sentence.checks import _compiles, _first_ranked, _form
+from kbq.lang.sentence.lexicon import (
+    _ACTIVE,
+    _CJK,
+    _MAX_RUN,
+    _NUMBER,
+    _PUNCTUATION,
+    _SIZE,
+    _SLOT,
+    DATA_SIZE,
+    MONEY,
+    AmbiguousSentenceError,
+    CheckFn,
+    Intent,
+    MissingHardwareError,
+    MissingModelError,
+    Reading,
+    SentenceError,
+    Span,
+    UnanswerableSentenceError,
+    _fmt,
+    _keywords,
+    _say,
+    _singular,
+    _tokens,
+    lexicon,
+)
 from kbq.lang.words import APPLICATION, AREA, CHASSIS_KIND, GPU, GPU_FAMILY, MODEL, PRECISION, PROCESS
 from kbq.store.names import normalise
-from kbq.store.resources import KB_NS
 
-DATA_SIZE = KB_NS + "DataSize"
-MONEY = KB_NS + "Money"
-_USING = re.compile(r"\busing\s+\S")
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
-_TOKEN = re.compile(r"\$?[\w][\w.$%/+\-]*|\$\d+(?:\.\d+)?k?")
-_NUMBER = re.compile(r"^\$?(\d+(?:\.\d+)?)([a-z%$/]*)$")
-_COUNT_PREFIX = re.compile(r"^(\d+)[x×\*]([a-z].*|\d{3,}.*)$")  # '2x3090', '4xa100' (not '8x7b')
-_SIZE = re.compile(r"^(?:\d+x)?\d+(?:\.\d+)?b$")  # '70b', '8x7b': a model size
-_ACTIVE = re.compile(r"^a\d+(?:\.\d+)?b$")  # 'a3b' after '30b': the active parameters of a mixture of experts
-_JOINED = re.compile(r"(?<=[a-z0-9])\+(?=[a-z])")  # a plus between two names ('lora+flashattention2'), not '16gb+'
-_YEAR = re.compile(r"^(?:19|20)\d\d$")  # a year the grammar reads after 'in' ('gpu for bert in 2019')
-_GRAMMAR_WORD = re.compile(r"^[^\s=<>!(),\"']+$")
-_SLOT = re.compile(r"\{(\w+)\}")
-_STRUCTURED = re.compile(r"[=<>]|\b(where|order\s+by|limit)\b", re.IGNORECASE)
-_PUNCTUATION = " ?!.,:;\"'\u3002\uff1f\uff01\uff0c"
-_OPTIONAL = ("at", "with", "under", "mode")
-_MAX_RUN = 7
-_CHECKS_KEPT = 512  # canonical questions whose check (and plan) a KB keeps for the sentence reader
-_UNPLACED_FORMS = ("WorkloadQuestion:speed", "WorkloadQuestion:time")  # forms a missing card makes a ranking
-CheckFn = Callable[[str], Exception | None]  # None: the canonical question answers
+_SETTING_REACH = 6  # words after a setting's name where its scaled number ('128k') may still be
+_REPORTED = r"\d+(?:\.\d+)?(?:-\d+(?:\.\d+)?)?"  # a number or a range ('18-22') a sentence reports
+_CARD_GAP = 4  # words from a count of cards to their memory ('two graphics cards with 24gb')
+_READINGS_SHOWN = 6  # the readings an ambiguous sentence gets back (each answers)
+_SIZED_KEPT = 64  # models of a size the reader weighs (the ambiguity names the first four)
 
 
-class Intent(NamedTuple):
-    label: str
-    priority: int
-    cues: tuple[str, ...]  # normalised token sequences joined by ' '
-    templates: tuple[str, ...]
-    unplaced: frozenset[str] = frozenset()  # templates for a question that names no hardware (a ranking)
+def _literal(text: str) -> str:
+    """A SPARQL string literal."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-class Lexicon(NamedTuple):
-    intents: tuple[Intent, ...]
-    roles: dict[str, str]  # word -> ignore | budget | need | suffix
-    counts: dict[str, int]
-    formats: dict[str, str]  # a packaging suffix -> the label of the weight format it says ('awq' -> GPTQ 4-bit)
-
-
-class Span(NamedTuple):
-    start: int
-    end: int
-    role: str  # gpu | workload | process | precision | mode | qualifier | chassis | budget | money | setting
-    text: str  # what goes into the canonical question
-    count: int = 1  # type: ignore[assignment]  # a field named like tuple.count
-    terms: tuple[Term, ...] = ()
-
-
-class Reading(NamedTuple):
-    canonical: str
-    intent: str
-    notes: tuple[str, ...] = ()
-    template: str = ""
-    observed: tuple[str, ...] = ()  # numbers the sentence reports, not asks ('uses 24 gb'): a reading may leave them out
-
-
-class SentenceError(QueryError):
-    """A sentence the reader cannot read as one question: its nearest questions (each answers)."""
-
-
-class AmbiguousSentenceError(QueryError):
-    """A sentence with several readings that answer; lists them instead of guessing."""
-
-
-def lexicon(catalog: Catalog, chinese: bool = False) -> Lexicon:
-    """The reader's words, read once per catalog (only when a sentence reaches the reader). Its
-    Chinese words only for a Chinese sentence: cutting them loads jieba's dictionary (~1 s), which
-    an English question (a server's first error answer, within its time limit) should not wait for."""
-    attribute = "_sentence_lexicon_zh" if chinese else "_sentence_lexicon"
-    cached = getattr(catalog, attribute, None)
-    if isinstance(cached, Lexicon):
-        return cached
-
-    def wanted(text: object) -> bool:
-        return chinese or not _CJK.search(str(text))
-
-    assert catalog.run is not None
-    rows = catalog.run(
-        PREFIXES
-        + """SELECT ?i ?label ?priority ?cue ?template ?unplaced WHERE {
-  ?i a kbq:SentenceIntent ; rdfs:label ?label ; kbq:intentPriority ?priority .
-  { ?i kbq:cue ?cue } UNION { ?i kbq:template ?template } UNION { ?i kbq:unplacedTemplate ?unplaced } }"""
-    ).rows
-    found: dict[str, tuple[str, int, set[str], set[str], set[str]]] = {}
-    for iri, label, priority, cue, template, unplaced in rows:
-        entry = found.setdefault(str(iri), (str(label), int(str(priority)), set(), set(), set()))
-        if cue is not None and wanted(cue):
-            entry[2].add(" ".join(_tokens(str(cue).lower())))
-        for text in (template, unplaced):
-            if text is not None:
-                entry[3].add(str(text))
-        if unplaced is not None:
-            entry[4].add(_ordered({str(unplaced)})[0])
-    intents = tuple(
-        sorted(
-            (
-                Intent(
-                    label, priority, tuple(sorted(cues, key=len, reverse=True)), tuple(_ordered(templates)), frozenset(unplaced)
-                )
-                for label, priority, cues, templates, unplaced in found.values()
-            ),
-            key=lambda i: -i.priority,
-        )
-    )
-    words = catalog.run(
-        PREFIXES + "SELECT ?text ?role ?n WHERE { ?w a kbq:SentenceWord ; kbq:wordRole ?role ; kbq:sentenceText ?text "
-        "OPTIONAL { ?w kbq:numberValue ?n } }"
-    ).rows
-    roles: dict[str, str] = {}
-    counts: dict[str, int] = {}
-    for text, role, n in words:
-        if not wanted(text):
-            continue
-        key = " ".join(_tokens(str(text).lower()))
-        if str(role) == "count" and n is not None:
-            counts[key] = int(str(n))
-        else:
-            roles.setdefault(key, str(role))
-            roles.setdefault(f"{role}:{key}", str(role))
-    formats = {
-        " ".join(_tokens(str(text).lower())): str(label)
-        for text, label in catalog.run(
-            PREFIXES + "SELECT ?text ?label WHERE { ?w a kbq:SentenceWord ; kbq:sentenceText ?text ; "
-            "kbq:suffixFormat/rdfs:label ?label }"
-        ).rows
-        if wanted(text)
-    }
-    lex = Lexicon(intents, roles, counts, formats)
-    setattr(catalog, attribute, lex)
-    return lex
-
-
-def _ordered(templates: set[str]) -> list[str]:
-    def order(t: str) -> tuple[int, str]:
-        head, _, rest = t.partition("|")
-        return (int(head), rest) if head.isdigit() and rest else (99, t)
-
-    return [order(t)[1] for t in sorted(templates, key=order)]
-
-
-def _tokens(text: str) -> list[str]:
-    """Words of a sentence: lower case, numbers with their units kept ('24gb', '$1500', 'q4_k_m',
-    'meta-llama/llama-3.1-8b-instruct'), Chinese runs cut into words by jieba."""
-    text = text.replace("\u2019", "'").replace("\uff1f", " ").replace("\uff0c", " ").replace("\u3002", " ")
-    text = re.sub(r"'(s|m|re|ve|ll|d)\b", " ", text)
-    text = re.sub(r"(\d),(\d{3})\b", r"\1\2", text)
-    text = re.sub(r"\b(\d+(?:\.\d+)?b)\s*[x×*]\s*(\d+)\b", r"\2x\1", text)  # '7b*8', '7bx8': a mixture, '8x7b'
-    if _CJK.search(text):
-        text = re.sub(r"([\u3400-\u9fff\uf900-\ufaff]+)", r" \1 ", text)
-    out: list[str] = []
-    for piece in text.split():
-        if _CJK.search(piece):
-            import jieba  # only for Chinese text (its dictionary loads in about a second)
-
-            jieba.setLogLevel(60)
-            out += [w for w in jieba.lcut(piece) if w.strip()]
-            continue
-        for token in (t for found in _TOKEN.findall(piece) for t in _JOINED.split(found)):  # 'lora+flashattention2': two names
-            token = token.rstrip(".-/+")
-            if not token:
-                continue
-            match = _COUNT_PREFIX.match(token)
-            if match and not _SIZE.match(match.group(2)):
-                out += [match.group(1), "x", match.group(2)]
-            else:
-                out.append(token)
-    return out
-
-
-def _singular(text: str) -> str:
-    return text[:-1] if len(text) > 2 and text.endswith("s") and not text.endswith("ss") else text
+_TOP_NOTE = "no card named: read with {gpu}, the first of 'best gpu for {workload}'; name a card for another"
 
 
 class Reader:
@@ -201,6 +59,7 @@ class Reader:
     def __init__(self, text: str, catalog: Catalog, run: Run, unknown: str = "") -> None:
         self.text = text
         self.unknown = frozenset(unknown.lower().split())  # the name the language refused: never dropped
+        self.unknown_text = unknown
         self.cat = catalog
         self.run = run
         self.lex = lexicon(catalog, chinese=bool(_CJK.search(text)))
@@ -211,10 +70,53 @@ class Reader:
         self._mixture = False  # the size has an active size after it ('30b-a3b'): not a dense decoder
         self.observed: set[str] = set()  # numbers of what the sentence says a workload needs or uses
         self._model_named = False  # the sentence names a workload (not only a process)
+        self._deictic: list[str] = []  # words standing for a model not named ('this model', 'it')
+        self._near_read = False  # near names corrected (once, before the first spans)
+        self._family_note = ""  # the note of a family read as its smallest size (dropped when a size follows it)
 
     # --- what the sentence names --------------------------------------------------------------
 
     def spans(self) -> list[Span]:
+        if not self._near_read:
+            self._near_read = True
+            self._near_names(self._spans())
+        return self._spans()
+
+    def _near_names(self, spans: list[Span]) -> None:
+        """Typos of the KB's name words ('llamma 3', 'rthx 3060') and the tail of one model's name
+        ('large-v3') in words no span reads: corrected when they then name a card or a model, said."""
+        from kbq.lang.sentence import near
+
+        covered = {i for s in spans for i in range(s.start, s.end)}
+        known = set(self._known_words())
+        toks, notes = near.corrected(self.toks, self.cat, known, covered)
+        out: list[str] = []
+        for i, word in enumerate(toks):
+            model = near.tail(word, self.cat) if i not in covered and "-" in word else None
+            if model is None:
+                out.append(word)
+                continue
+            out += _tokens(model.lower())
+            notes.append(f"read '{word}' as {model}, the KB's one model whose name ends so")
+        self.toks = out
+        self.notes += notes
+
+    def _known_words(self) -> set[str]:
+        """Words the reader or the language reads as something (never corrected to a name)."""
+        cues = {w for intent in self.lex.intents for cue in intent.cues for w in cue.split()}
+        roles = {w.split(":", 1)[-1] for w in self.lex.roles}
+        return (
+            cues
+            | roles
+            | set(self.cat.keys)
+            | set(self.cat.units)
+            | set(self.cat.settings)
+            | set(self.cat.modes)
+            | set(self.cat.fillers)
+            | set(_keywords())
+        )
+
+    def _spans(self) -> list[Span]:
         toks = self.toks
         runs = {(i, j): " ".join(toks[i:j]) for i in range(len(toks)) for j in range(i + 1, min(len(toks), i + _MAX_RUN) + 1)}
         texts = list(runs.values())
@@ -223,6 +125,9 @@ class Reader:
         found = self.cat.lookup(texts)
         candidates: list[Span] = []
         for (i, j), text in runs.items():
+            if self.lex.roles.get(f"deictic:{text}") == "deictic":  # 'this model', 'local ai': no model named
+                candidates.append(Span(i, j, "deictic", text))
+                continue
             if j - i == 1 and self.lex.roles.get(text) == "ignore":
                 continue
             for variant in (text, _singular(text)):
@@ -244,7 +149,44 @@ class Reader:
                 continue
             chosen.append(span)
             taken |= set(range(span.start, span.end))
+        chosen = self._refined(self._card_with_memory(chosen))
+        for span in chosen:  # a number inside a model's name ('deepseek-r1 671 b') is the name's, kept by it
+            if span.role in ("workload", "precision"):  # '4 bit': the format's
+                self.observed.update(m.group(1) for tok in toks[span.start : span.end] if (m := re.fullmatch(r"(\d+)b?", tok)))
         return [self._counted(s, taken) for s in sorted(chosen)]
+
+    def _refined(self, chosen: list[Span]) -> list[Span]:
+        """Several processes named ('fine-tune llama 3 8b with lora'): one another refines is dropped
+        (kbq:refines in kb/sentences.ttl: LoRA fine-tuning is the fine-tuning meant)."""
+        processes = [s for s in chosen if s.role == "process" and s.terms]
+        if len(processes) < 2:
+            return chosen
+        from kbq.lang import terms
+
+        values = " ".join(terms.iri(t.iri) for s in processes for t in s.terms)
+        rows = self.run(
+            PREFIXES
+            + f"SELECT ?general WHERE {{ VALUES ?p {{ {values} }} VALUES ?general {{ {values} }} ?p kbq:refines ?general }}"
+        ).rows
+        general = {str(r[0]) for r in rows}
+        return [s for s in chosen if not (s in processes and all(t.iri in general for t in s.terms))]
+
+    def _card_with_memory(self, chosen: list[Span]) -> list[Span]:
+        """A card and its memory side by side ('a 12gb 3060', '3060 (12gb)'): one card when the KB names
+        that variant ('RTX 3060 12GB'); otherwise both stay (the card, and the budget it was said to have)."""
+        spans = sorted(chosen)
+        for a, b in itertools.pairwise(spans):
+            pair = {a.role, b.role}
+            if pair != {"gpu", "budget"} or b.start - a.end > 1:
+                continue
+            gpu, budget = (a, b) if a.role == "gpu" else (b, a)
+            names = [f"{gpu.text} {budget.text}", f"{' '.join(self.toks[gpu.start : gpu.end])} {budget.text}"]
+            found = self.cat.lookup(names)
+            terms = [t for n in names for t in found.get(normalise(n), []) if t.types & {GPU, GPU_FAMILY}]
+            if len({t.iri for t in terms}) == 1:
+                merged = Span(min(a.start, b.start), max(a.end, b.end), "gpu", _say(terms[0].label, names[0]), 1, (terms[0],))
+                return [s for s in chosen if s not in (a, b)] + [merged]
+        return chosen
 
     def _classify(self, i: int, j: int, found: list[Term]) -> Span | None:
         text = " ".join(self.toks[i:j])
@@ -288,6 +230,9 @@ class Reader:
         toks = self.toks
         out: list[Span] = []
         for i, tok in enumerate(toks):
+            if re.fullmatch(_REPORTED, tok) and self._rate_follows(i + 1):  # '18-22 tokens per second': reported
+                self.observed.update(re.findall(r"\d+", tok))
+                continue
             unit_tokens = 1
             value, unit = self._number(tok)
             if value is None:
@@ -305,12 +250,18 @@ class Reader:
                     continue
                 end = i + unit_tokens
                 for n in (2, 1):  # 'of vram', 'card'
-                    if " ".join(toks[end : end + n]) in self._budget_words():
+                    if end + n <= len(toks) and " ".join(toks[end : end + n]) in self._budget_words():
                         end += n
                         break
                 out.append(Span(i, end, "budget", f"{_fmt(value)}{unit}"))
         out += self._settings()
         return out
+
+    def _rate_follows(self, j: int) -> bool:
+        """Whether a rate word ('tokens/second', 'tokens per second', 't/s') starts at word j."""
+        return any(
+            self.lex.roles.get(f"rate:{' '.join(self.toks[j : j + n])}") == "rate" for n in (3, 2, 1) if j + n <= len(self.toks)
+        )
 
     def _settings(self) -> list[Span]:
         toks = self.toks
@@ -330,6 +281,10 @@ class Reader:
                         lo, hi = min(i, k), max(j, k + 1)
                         out.append(Span(lo, hi, "setting", f"{number} {setting.label}"))
                         break
+                else:  # 'context length can go up to 128k': a scaled number a few words after the setting
+                    ahead = [w for w in toks[j : j + _SETTING_REACH] if self._number(w)[1] in ("k", "m")]
+                    if ahead:
+                        out.append(Span(i, j, "setting", f"{ahead[0]} {setting.label}"))
                 break
         return out
 
@@ -350,23 +305,77 @@ class Reader:
         return {w for w, role in self.lex.roles.items() if role == "budget" and ":" not in w}
 
     def _counted(self, span: Span, taken: set[int]) -> Span:
-        """'two 3090s', '2 x rtx 4090', '2x 4090', '4 h100s', 'dual 3090': the count before a GPU or a budget."""
+        """'two 3090s', '2 x rtx 4090', '2x 4090', '4 h100s', 'dual 3090', '四卡h800': the count before a
+        GPU or a budget; a count after it ('h100*8'), multiplied by a count of machines before it
+        ('2台 h100*8': two machines of eight, kbq:wordRole 'machine')."""
         if span.role not in ("gpu", "budget"):
             return span
+        counted, machines = self._count_before(span, taken)
+        if counted is span and span.role == "budget":
+            counted = self._count_of_cards(span, taken)
+        toks, end = self.toks, span.end
+        if end + 1 < len(toks) and toks[end] in ("x", "×", "*") and re.fullmatch(r"\d{1,3}", toks[end + 1]):
+            per = int(toks[end + 1])
+            self.observed.add(toks[end + 1])
+            if counted.count > 1:
+                self.observed.add(str(counted.count))
+            total = per * counted.count if machines or counted.count == 1 else counted.count
+            note = f"{counted.count} machines of {per} x {span.text}: read as {total} x {span.text}"
+            if machines and counted.count > 1 and note not in self.notes:
+                self.notes.append(note)
+            return counted._replace(end=end + 2, count=total)
+        return counted
+
+    def _count_of_cards(self, span: Span, taken: set[int]) -> Span:
+        """'two graphics cards with 24gb vram': a count of cards a few words before their memory budget
+        (the words between are card nouns and words the reader ignores, at least one a card noun)."""
         toks = self.toks
-        for skip in (0, 1):  # 'two 3090s', 'two used 3090s'
+        for gap in range(2, _CARD_GAP + 1):
+            i = span.start - gap
+            if i < 0 or any(k in taken for k in range(i, span.start)):
+                break
+            nouns = {w for key in self.lex.roles if key.startswith("budget:") for w in key.split(":", 1)[1].split()}
+            between = toks[i + 1 : span.start]
+            if not any(w in nouns for w in between) or not all(w in nouns or self.lex.roles.get(f"ignore:{w}") for w in between):
+                continue
+            count = self._count_word(toks[i])
+            if count is None and re.fullmatch(r"\d{1,2}", toks[i]):
+                count = int(toks[i])
+            if count is not None:
+                return span._replace(start=i, count=count)
+        return span
+
+    def _count_word(self, words: str) -> int | None:
+        """The number a count word says ('two', 'dual', '四卡'), also at the end of a Chinese word the
+        segmenter left whole ('有四卡': 'have four cards')."""
+        if words in self.lex.counts:
+            return self.lex.counts[words]
+        if _CJK.search(words):
+            ends = [w for w in self.lex.counts if _CJK.search(w) and " " not in w and words.endswith(w)]
+            if ends:
+                return self.lex.counts[max(ends, key=len)]
+        return None
+
+    def _count_before(self, span: Span, taken: set[int]) -> tuple[Span, bool]:
+        """The count before a GPU or a budget, and whether it counts machines ('2台')."""
+        toks = self.toks
+        for skip in (0, 1):  # 'two 3090s', 'two used 3090s', '四卡h800'
             i = span.start - skip
             if skip and (i <= 0 or i in taken or self._number(toks[i])[0] is not None):
                 break
+            machines = bool(skip) and self.lex.roles.get(f"machine:{toks[i]}") == "machine"
             if i > 0 and toks[i - 1] in ("x", "×", "*"):
                 i -= 1
             for n in (2, 1):
                 words = " ".join(toks[max(0, i - n) : i])
-                if i - n >= 0 and words in self.lex.counts:
-                    return span._replace(start=i - n, count=self.lex.counts[words])
+                if i - n >= 0 and (count := self._count_word(words)) is not None:
+                    machines = machines or any(  # '两台': the count word itself counts machines
+                        words.endswith(w.split(":", 1)[1]) for w, role in self.lex.roles.items() if role == "machine" and ":" in w
+                    )
+                    return span._replace(start=i - n, count=count), machines
             if i > 0 and (i - 1) not in taken and re.fullmatch(r"\d+x?|x\d+", toks[i - 1]):
-                return span._replace(start=i - 1, count=int(toks[i - 1].strip("x")))
-        return span
+                return span._replace(start=i - 1, count=int(toks[i - 1].strip("x"))), machines
+        return span, False
 
     # --- intent and templates -----------------------------------------------------------------
 
@@ -405,6 +414,7 @@ class Reader:
         slots: dict[str, str] = {}
         workloads = by_role.get("workload", [])
         self._model_named = bool(workloads)
+        self._deictic = [s.text for s in by_role.get("deictic", [])]
         if workloads:
             process = by_role.get("process", [])
             slots["workload"] = self._sized_family(workloads[0]) + (f" {process[0].text}" if process else "")
@@ -437,24 +447,31 @@ class Reader:
             self.notes.append(f"weights in {label}: the name's '-{suffix}' suffix says how they are stored")
 
     def _sized_family(self, span: Span) -> str:
-        """A family named without a size ('can I run llama 3 on a 4060 ti') reads as its smallest
-        size in the KB (whether the family runs at all), said with its other sizes: the question
-        about a family has no figure of its own (the grammar refuses it and names the sizes)."""
+        """A family named without a size ('can I run llama 3 on a 4060 ti') reads as the size the
+        policy of kb/sentences.ttl takes (kb:FamilyWithoutSize: its smallest, whether the family runs at
+        all), said with its other sizes: the question about a family has no figure of its own (the
+        grammar refuses it and names the sizes). No policy: the family as named."""
         models = [t for t in span.terms if t.is_a(MODEL)]
-        if len(models) != 1:
+        policy = self.run(
+            PREFIXES + "SELECT ?which ?say WHERE { ?p a kbq:FamilySizePolicy ; kbq:familySize ?which ; rdfs:label ?say } LIMIT 1"
+        ).rows
+        if len(models) != 1 or not policy:
             return self._base(span)
         from kbq.lang import terms
 
+        which, say = str(policy[0][0]), str(policy[0][1])
         family = terms.iri(models[0].iri)
         rows = self.run(
             PREFIXES + f"SELECT ?l WHERE {{ ?v kbq:variantOf {family} ; rdfs:label ?l ; kbq:parameterCount ?p "
-            f"FILTER NOT EXISTS {{ {family} kbq:parameterCount ?own }} }} ORDER BY ?p ?l"
+            f"FILTER NOT EXISTS {{ {family} kbq:parameterCount ?own }} }} "
+            f"ORDER BY {'DESC(?p)' if which == 'largest' else '?p'} ?l"
         ).rows
         if not rows or _say(str(rows[0][0]), "") == "":  # no size, or one the grammar cannot read back
             return self._base(span)
         sizes = [str(r[0]) for r in rows]
         others = f"; its other sizes: {', '.join(sizes[1:])} (name one to ask about it)" if len(sizes) > 1 else ""
-        self.notes.append(f"{models[0].label} is a family named without a size: read as its smallest, {sizes[0]}{others}")
+        self._family_note = f"{models[0].label} is a family named without a size: read as its {say}, {sizes[0]}{others}"
+        self.notes.append(self._family_note)
         return _say(sizes[0], span.text)
 
     def _base(self, span: Span) -> str:
@@ -481,12 +498,36 @@ class Reader:
             top = _first_ranked(f"best gpu for {slots['workload']}{slots.get('at', '')}", self.cat, self.run)
             if top is not None:
                 slots["topgpu"] = top
+        if "runtokens" in names and "runtokens" not in slots and "workload" in slots:
+            self._run_tokens(slots)
         if any(n not in slots for n in names):
             return None
         return _SLOT.sub(lambda m: slots[m.group(1)], template)
 
+    def _run_tokens(self, slots: dict[str, str]) -> None:
+        """The tokens of the KB's published training run of the model asked ('how long to train llama 3
+        8b on 64 h100s': Llama 3 8B's pretraining, 15T tokens), for a time question that names none; the
+        answer says whose run it is. Nothing when the KB holds no run of that model."""
+        words = slots["workload"].split()
+        labels = " ".join(_literal(" ".join(words[:n])) for n in range(len(words), 0, -1))
+        rows = self.run(
+            PREFIXES + f"SELECT ?run ?tokens WHERE {{ VALUES ?l {{ {labels} }} ?m a kbq:Model ; rdfs:label ?l . "
+            "?r kbq:trainedModel ?m ; kbq:trainingTokens ?tokens ; rdfs:label ?run } "
+            "ORDER BY DESC(STRLEN(?l)) DESC(xsd:double(?tokens)) LIMIT 1"
+        ).rows
+        if not rows:
+            return
+        run, tokens = str(rows[0][0]), float(str(rows[0][1]))
+        scale = next(((s, u) for s, u in ((1e12, "t"), (1e9, "b"), (1e6, "m"), (1e3, "k")) if tokens >= s), (1.0, ""))
+        slots["runtokens"] = f"{_fmt(round(tokens / scale[0], 3))}{scale[1]}"
+        self.notes.append(
+            f"no token count named: read with {slots['runtokens']} tokens, those of {run} (kb/training_runs.ttl); "
+            "name one ('on 1t tokens') for another"
+        )
+
     def read(self, check: CheckFn) -> Reading:
-        return self._read(check)._replace(observed=tuple(sorted(self.observed)))
+        reading = self._read(check)
+        return reading._replace(observed=tuple(sorted(self.observed)), notes=tuple(dict.fromkeys(reading.notes)))
 
     def _read(self, check: CheckFn) -> Reading:
         if (embedded := self.embedded()) is not None:
@@ -500,6 +541,8 @@ class Reader:
         )  # 'llama 70b': a family named with a size after it
         named = frozenset(i for s in spans if s.role != "workload" for i in range(s.start, s.end))
         sized = self.sized(named) if (not workloads or family_only) else []
+        if family_only and any(found[0] for found in sized) and self._family_note in self.notes:
+            self.notes.remove(self._family_note)  # 'llama 70b': the size names the model, not the family's smallest
         if not any(s.role == "precision" for s in spans):
             self._id_format(slots)  # a size's own suffix ('72b-4bit')
         if sized:  # a process alone names no model
@@ -516,6 +559,9 @@ class Reader:
                 self.notes.append(f"'{size}' read as {model}, the KB's model of that size (not the model named)")
                 process = next((s.text for s in spans if s.role == "process"), "")
                 slots["workload"] = f"{model} {process}".strip()
+                self._model_named = True
+            elif (settled := self._settled(sized)) is not None:  # a declared rule picks one: said, the others named
+                slots["workload"] = f"{settled} {process}".strip()
                 self._model_named = True
             else:  # several models of that size: their readings, not a guess
                 readings = []
@@ -584,6 +630,48 @@ class Reader:
             "('on rtx 4090', 'on 2 x a100') for the figure itself",
         ]
 
+    def _unnamed_note(self, intent: Intent, template: str, slots: dict[str, str]) -> list[str]:
+        if template not in intent.unnamed:
+            return self.notes
+        said = [s for s in self._deictic if s]
+        stand_in = f" ('{said[0]}' names none)" if said else ""
+        return [
+            *self.notes,
+            f"no model named{stand_in}: read as the reverse question, the models that fit on {slots['hardware']}; "
+            f"name one ('does llama 3 8b fit on {slots['hardware']}') for its own verdict",
+        ]
+
+    def _missing_model(self, cued: list[Intent], slots: dict[str, str]) -> str | None:
+        """What a sentence lacks when its first intent needs a model it does not name ('how long would
+        training this take on a 1080 ti', 'how many a100 to deploy?') and has no no-model reading: unless
+        another cued intent reads it ('a100 - rtx 4090 same speed (or slower)': a comparison), it is
+        refused with this, saying what is missing and how to ask, not read as the reverse question."""
+        if not cued:
+            return None
+        first = cued[0]
+        if not first.templates:
+            return None
+        if not self._model_named and not first.unnamed and all("{workload}" in t for t in first.templates):
+            what = "model"
+        elif "hardware" not in slots and all("{hardware}" in t for t in first.templates):
+            what = "card or memory budget"  # 'what llms can I run?'
+        else:
+            return None
+        shown = re.sub(r"\{(at|with|under)\}", "", first.templates[0])
+        shown = shown.replace("{workload}", "MODEL") if what == "model" else shown.replace("{hardware}", "HARDWARE")
+        shown = _SLOT.sub(lambda m: slots.get(m.group(1), m.group(1).upper()), shown)
+        return f"this sentence names no {what}, and a {first.label} question needs one: ask '{shown}'"
+
+    def _refused_names_nothing(self, spans: list[Span]) -> bool:
+        """Whether the name the language refused ('this', 'on 24 gb vram', 'local ai') is only words
+        that name no model: words the reader read as something else (a card, a budget) or gives no
+        name (ignore, deictic, budget words). 'frobnicator' names a model kbq does not know: no reverse."""
+        covered = {self.toks[i] for s in spans for i in range(s.start, s.end)}
+        return all(
+            w in covered or any(self.lex.roles.get(f"{role}:{w}") for role in ("ignore", "deictic", "budget"))
+            for w in _tokens(self.unknown_text.lower())
+        )
+
     def _unplaced_applies(self, slots: dict[str, str]) -> bool:
         """A ranking stands in for a speed or time only for a model, and only when no hardware is named."""
         return "hardware" not in slots and self._model_named
@@ -604,19 +692,33 @@ class Reader:
         """The cued intents' templates in priority order; if none answers, every intent's first
         answering template, keeping those that use the most of what the sentence names."""
         tried: list[str] = []
-        for intent in self.cued():
+        cued = self.cued()
+        missing = self._missing_model(cued, slots)
+        first_error: tuple[str, str] | None = None  # the first intent's first reading, and why it does not answer
+        for intent in cued:
             for template in intent.templates:
                 text = self.fill(template, slots)
                 if text is None or text in tried:
                     continue
                 if template in intent.unplaced and not self._unplaced_applies(slots):
                     continue
+                if template in intent.unnamed and (
+                    "workload" in slots or missing is not None or not self._refused_names_nothing(spans)
+                ):
+                    continue  # the reverse question only when no model, size or process is named
                 tried.append(text)
-                if check(text) is None:
+                error = check(text)
+                if error is not None and intent is cued[0] and first_error is None:
+                    first_error = (text, getattr(error, "message", str(error)))
+                if error is None:
                     notes = self._unplaced_note(intent, template)
+                    notes = notes if template not in intent.unnamed else self._unnamed_note(intent, template, slots)
                     if "{topgpu}" in template:
                         notes = [*notes, _TOP_NOTE.format(gpu=slots["topgpu"], workload=slots["workload"])]
-                    return Reading(text, intent.label, tuple(notes), template)
+                    return Reading(text, intent.label, tuple(notes), template, no_model=template in intent.unnamed)
+        if missing is not None:
+            kind: type[UnanswerableSentenceError] = MissingModelError if "no model" in missing else MissingHardwareError
+            raise kind(missing, query=self.text, suggestions=self.nearest(spans, slots, check, tried))
         readings: list[Reading] = []
         named = {k for k in ("workload", "hardware", "gpu") if k in slots}
         for intent in self.lex.intents if named else ():  # no cue and nothing named: no reading to offer
@@ -633,11 +735,18 @@ class Reader:
             readings = [r for r, n in zip(readings, used, strict=True) if n == max(used) and n > 0]
         if len(readings) == 1:
             return readings[0]
+        if first_error is not None:  # what the sentence asks, and what it lacks, before other readings
+            asked, why = first_error
+            raise UnanswerableSentenceError(
+                f"read as '{asked}', which kbq cannot answer as asked: {why.splitlines()[-1].removeprefix('error: ')}",
+                query=self.text,
+                suggestions=[r.canonical for r in readings[:4]] or self.nearest(spans, slots, check, tried),
+            )
         if len(readings) > 1:
             raise AmbiguousSentenceError(
                 "this sentence has several readings; ask one of them",
                 query=self.text,
-                suggestions=[r.canonical for r in readings[:4]],
+                suggestions=[r.canonical for r in readings[:_READINGS_SHOWN]],
             )
         raise SentenceError(
             "kbq could not read this as a question" + (f" (it names {_named(spans)})" if spans else ""),
@@ -661,6 +770,64 @@ class Reader:
             self.notes.append(f"'{self._hint} {size}' names no model of the KB: read as a {found.label}")
         return f"{size} {declared.label}"
 
+    def _with_active(self, models: list[str], active: str) -> list[str]:
+        """The models among `models` whose active parameters are about the active size named ('a3b'
+        after '35b': 3B active, within 15% or half a billion, as names round them: Qwen3.5-35B-A3B has 3.45B)."""
+        if not models:
+            return []
+        size = float(active[1:-1]) * 1e9
+        values = " ".join(_literal(m) for m in models)
+        rows = self.run(
+            PREFIXES + f"SELECT DISTINCT ?l WHERE {{ VALUES ?l {{ {values} }} ?m rdfs:label ?l ; "
+            f"kbq:activeParameterCount ?a FILTER(ABS(xsd:double(?a) - {size:.0f}e0) <= {max(size * 0.15, 0.5e9):.0f}e0) }}"
+        ).rows
+        kept = {str(r[0]) for r in rows}
+        return [m for m in models if m in kept]
+
+    def _settled(self, sized: list[tuple[str, str]]) -> str | None:
+        """One of several models of the size named, when a declared rule picks it (said in the answer,
+        the others named): one whose name every other extends ('Qwen3-30B-A3B' before
+        'Qwen3-30B-A3B-Instruct-2507': its fine-tunes of the same size), else the newest generation of
+        the line the word before the size names (kbq:ModelLine in kb/sentences.ttl: 'llama 70b' is
+        Llama 3.3 70B). None when neither picks one: the readings, not a guess."""
+        models = [m for m, _ in sized]
+        size = sized[0][1]
+        base = [m for m in models if all(normalise(o).startswith(normalise(m)) for o in models)]
+        if len(base) != 1:  # every other names it as its base (kbq:baseModel: the same architecture)
+            values = " ".join(_literal(m) for m in models)
+            rows = self.run(
+                PREFIXES + f"SELECT ?b (COUNT(DISTINCT ?o) AS ?n) WHERE {{ VALUES ?l {{ {values} }} VALUES ?b {{ {values} }} "
+                "?m rdfs:label ?l ; kbq:baseModel ?bm . ?bm rdfs:label ?b BIND(?l AS ?o) } GROUP BY ?b"
+            ).rows
+            base = [str(b) for b, n in rows if int(str(n)) == len(models) - 1]
+        if len(base) == 1:
+            self.notes.append(
+                f"'{size}' read as {base[0]}: the KB's other models of that size extend its name or its architecture ("
+                f"{', '.join(m for m in models if m != base[0])}); name one to ask about it"
+            )
+            return _say(base[0], base[0]) or None
+        if not self._hint:
+            return None
+        values = " ".join(_literal(m) for m in models)
+        rows = self.run(
+            PREFIXES
+            + f"""SELECT ?l ?line (COUNT(?mid) AS ?pos) WHERE {{
+  ?row a kbq:ModelLine ; kbq:lineWord ?word ; rdfs:label ?line ; kbq:generations ?list .
+  FILTER(LCASE(STR(?word)) = {_literal(normalise(self._hint))})
+  ?list rdf:rest* ?mid . ?mid rdf:rest* ?node . ?node rdf:first ?member .
+  VALUES ?l {{ {values} }} ?m rdfs:label ?l . {{ ?m kbq:variantOf? ?member }} UNION {{ ?member kbq:generationModel ?m }}
+}} GROUP BY ?l ?line ?node ORDER BY ?pos ?l"""
+        ).rows
+        if not rows or (len(rows) > 1 and int(str(rows[0][2])) == int(str(rows[1][2]))):
+            return None
+        chosen, line = str(rows[0][0]), str(rows[0][1])
+        others = [m for m in models if m != chosen]
+        self.notes.append(
+            f"'{self._hint} {size}' names several models: read as {chosen}, the newest {line} generation of that "
+            f"size (kb/sentences.ttl); the others: {', '.join(others[:6])} (name one to ask about it)"
+        )
+        return _say(chosen, chosen) or None
+
     def sized(self, named: frozenset[int] = frozenset()) -> list[tuple[str, str]]:
         """A size where a model should be ('72b', 'qwen1.5-72b-chat', 'llama 70b'): the KB's models
         within 5% of it, narrowed to those whose name starts like the word before the size (or the
@@ -675,9 +842,11 @@ class Reader:
             for k, part in enumerate(parts):
                 if not _SIZE.match(part):
                     continue
-                models = words.models_of_size(part)
+                models = words.models_of_size(part, limit=_SIZED_KEPT)
                 after = parts[k + 1] if k + 1 < len(parts) else (self.toks[i + 1] if i + 1 < len(self.toks) else "")
                 self._mixture = bool(_ACTIVE.match(after))  # '30b-a3b': a mixture of experts, no dense decoder
+                if self._mixture and (active := self._with_active(models, after)):
+                    models, part = active, f"{part}-{after}"  # said as '35b-a3b': the total and active size
                 if k + 1 < len(parts) and after in self.lex.formats and self.id_format is None:
                     self.id_format = (after, self.lex.formats[after])  # '72b-4bit': the weights' format
                 hint = parts[k - 1] if k > 0 else (self.toks[i - 1] if i > 0 and (i - 1) not in named else "")
@@ -717,26 +886,6 @@ _ROLES: tuple[tuple[str, tuple[str, ...]], ...] = (
 _ROLE_ORDER = {"gpu": 0, "workload": 1, "budget": 2, "setting": 3, "process": 4, "precision": 5, "mode": 6}
 
 
-def _say(label: str, text: str) -> str:
-    """A name as the grammar can read it: the KB's label, or the words as typed when the label
-    holds characters the grammar keeps for structure (parentheses, commas)."""
-    return label if all(_GRAMMAR_WORD.match(w) for w in label.split()) else text
-
-
-def _fmt(value: float) -> str:
-    return str(int(value)) if value == int(value) else f"{value:g}"
-
-
-@lru_cache(maxsize=1)
-def _keywords() -> frozenset[str]:
-    """The grammar's keywords (for, on, with, where ...): words a sentence's wrapping never drops."""
-    from kbq.lang.parse import parser
-
-    return frozenset(
-        str(t.pattern.value).lower() for t in parser().terminals if t.pattern.type == "str" and str(t.pattern.value).isalpha()
-    )
-
-
 def _settings_clause(settings: list[str]) -> str:
     if not settings:
         return ""
@@ -751,222 +900,3 @@ def _named(spans: list[Span]) -> str:
 def read_sentence(text: str, catalog: Catalog, run: Run, check: CheckFn, unknown: str = "") -> Reading:
     """The canonical question a sentence means; AmbiguousSentenceError or SentenceError otherwise."""
     return Reader(text, catalog, run, unknown).read(check)
-
-
-# --- the door: the grammar first, the reader when it refuses ---------------------------------------
-
-
-def compile_text(text: str, catalog: Catalog, run: Run) -> Plan:
-    """The plan of a question: compiled as written when the language reads it (a canonical
-    question keeps its meaning), else the plan of the canonical question the sentence reader
-    finds, marked with it ('read as: ...'). A text neither reads raises the language's error,
-    whose suggestions are whole questions that answer (not the grammar's token list)."""
-    from kbq.lang.compile import compile_question
-
-    try:
-        return compile_question(text, catalog, run)
-    except QueryError as exc:
-        refused = exc
-    if any(len(digits) > MAX_DIGITS for digits in re.findall(r"\d+", text)):
-        raise refused  # a number too large to read: the language's error names it; no reading may drop it
-
-    def check(question: str) -> Exception | None:
-        return _checked(question, catalog, run)[0]
-
-    if _STRUCTURED.search(text):  # a condition, an order or a limit: a canonical question, maybe wrapped in words
-        embedded = Reader(text, catalog, run, _unknown(refused)).embedded()
-        if embedded is None:
-            raise refused
-        return _marked(_plan(embedded.canonical, catalog, run), embedded)
-
-    if isinstance(refused, AmbiguousTermError):
-        raise refused  # a name with several meanings: its candidates are the readings
-    if type(refused) is QueryError and _form(text) in _UNPLACED_FORMS:  # 'how fast is llama 3 8b': no hardware
-        unplaced = Reader(text, catalog, run).unplaced(check)
-        if unplaced is not None:
-            return _marked(_plan(unplaced.canonical, catalog, run), unplaced)
-    if type(refused) is QueryError and _form(text) not in (None, "SubjectQuestion"):
-        raise refused  # the language read the form and its names: what is wrong is the question itself
-    try:
-        reading = read_sentence(text, catalog, run, check, _unknown(refused))
-    except AmbiguousSentenceError as several:
-        if type(refused) is QueryError:
-            raise refused from None  # the language understood the words: its own error, not readings of them
-        if _substituted(refused, text, check) or _form(text) not in (None, "SubjectQuestion"):
-            # 'gpu for lstmm' (the KB's close name answers) or a form the language has: its own error first
-            raise _teaching(refused, several, text, check) from None
-        raise
-    except SentenceError as unread:
-        raise _teaching(refused, unread, text, check) from None
-    if _form(text) not in (None, "SubjectQuestion") and _form(text) != _form(reading.canonical):
-        # a question of a form the language has ('speed of X on 24gb') keeps that form: its own error,
-        # with the reading as a suggestion, rather than an answer to another question
-        raise _teaching(refused, SentenceError("", suggestions=[reading.canonical]), text, check) from None
-    if _USING.search(text) and not _USING.search(reading.canonical):
-        raise refused  # the reading would drop the backend the question names ('using frobnicator')
-    if _settings_named(text, catalog) - _settings_named(reading.canonical, catalog):
-        raise refused  # the reading would drop a setting the question names ('with selective recompute')
-    if dropped := _numbers(text) - _numbers(reading.canonical) - set(reading.observed):
-        dated = _with_year(reading, dropped, text, check)
-        if dated is None and _form(text) is not None:
-            raise refused  # a question the grammar read keeps its numbers ('gpu for lstm on 0 gpus'), but for reported ones
-        reading = dated or reading
-    return _marked(_plan(reading.canonical, catalog, run), reading)
-
-
-_TOP_NOTE = "no card named: read with {gpu}, the first of 'best gpu for {workload}'; name a card for another"
-
-
-def _first_ranked(ranking: str, catalog: Catalog, run: Run) -> str | None:
-    """The first GPU of a ranking question ('best gpu for deepseek-v3'), as the grammar reads it;
-    None when the ranking does not answer or is empty."""
-    from kbq.lang.run import run_plan
-
-    if _checked(ranking, catalog, run)[0] is not None:
-        return None
-    result = run_plan(ranking, _plan(ranking, catalog, run), catalog, run)
-    iri = result.rows[0][0] if result.rows else None
-    if not isinstance(iri, str):
-        return None
-    name = _say(catalog.label(iri), "")  # its label, or its IRI's name when the label holds '(' or ','
-    local = iri.rsplit("/", 1)[-1].replace("_", " ")
-    if not name and any(t.iri == iri for t in catalog.lookup([local]).get(normalise(local), [])):
-        name = local
-    return name or None
-
-
-def _with_year(reading: Reading, dropped: set[str], text: str, check: CheckFn) -> Reading | None:
-    """A year the reading left out ('... which to buy in 2026'; the grammar's 'in YEAR'): kept when
-    the reading takes it, else dropped and said; None when something else was left out."""
-    years = {n for n in dropped if _YEAR.match(n) and re.search(rf"\bin\s+{n}\b", text, re.IGNORECASE)}
-    if len(years) != 1 or years != dropped:
-        return None
-    year = years.pop()
-    dated = f"{reading.canonical} in {year}"
-    if check(dated) is None:
-        return reading._replace(canonical=dated)
-    note = f"'in {year}' left out: {reading.canonical!r} has no date; the KB's figures are those it holds now"
-    return reading._replace(notes=(*reading.notes, note))
-
-
-def _unknown(refused: QueryError) -> str:
-    """The name the language refused as unknown ('' for other errors)."""
-    quoted = re.search(r"unknown [\w ]*?'([^']+)'", refused.message)
-    return quoted.group(1) if quoted else ""
-
-
-def _numbers(text: str) -> set[str]:
-    """The standalone numbers of a text ('0 gpus', 'a 3090'; not the digits of 'v0.3' or '8b')."""
-    return set(re.findall(r"(?<![\w.])\d+(?![\w.])", text))
-
-
-def _marked(plan: Plan, reading: Reading) -> Plan:
-    plan.extra["read_as"] = reading.canonical
-    plan.extra["read_notes"] = list(reading.notes)
-    return plan
-
-
-def _settings_named(text: str, catalog: Catalog) -> set[str]:
-    """The settings a text names by their words ('selective recompute', 'zero', 'context')."""
-    toks = _tokens(text.lower())
-    found = set()
-    for i in range(len(toks)):
-        for j in range(i + 1, min(len(toks), i + 4) + 1):
-            setting = catalog.settings.get(normalise(" ".join(toks[i:j])))
-            rate = j < len(toks) and toks[j] in ("per", "/s", "/sec")  # 'tokens per second' is a rate, not a setting
-            valued = any(re.match(r"\$?\d", t) for t in toks[max(0, i - 1) : i] + toks[j : j + 1])
-            if setting is not None and not rate and (setting.flag or setting.dimension is None or valued):
-                found.add(setting.name)  # a setting that takes a number is asked only with one ('high vram usage' is not)
-    return found
-
-
-def _form(text: str) -> str | None:
-    """The form the grammar reads a text as ('WorkloadQuestion:speed'), None when it does not parse."""
-    from kbq.lang.parse import parse
-
-    try:
-        question = parse(text)
-    except QueryError:
-        return None
-    form = getattr(question, "form", None)
-    return type(question).__name__ + (f":{form}" if form else "")
-
-
-def _answers(question: str, catalog: Catalog, run: Run) -> Exception | None:
-    """None when the canonical question compiles and answers on this KB, else why not."""
-    return _checked(question, catalog, run)[0]
-
-
-def _checked(question: str, catalog: Catalog, run: Run) -> tuple[Exception | None, Plan | None]:
-    """Whether a canonical question answers on this KB, and its plan when it does. Kept per KB (a
-    bounded memo): sentences try the same canonical questions ('largest model for 24gb'), and the
-    reading's plan is the one its check compiled."""
-    from kbq.bounded import BoundedDict
-    from kbq.errors import KbqError
-    from kbq.lang.compile import compile_question
-    from kbq.lang.run import run_plan
-
-    memo: BoundedDict[str, tuple[Exception | None, Plan | None]] = catalog.__dict__.setdefault(
-        "_sentence_checks", BoundedDict(_CHECKS_KEPT)
-    )
-    if question not in memo:
-        try:
-            plan = compile_question(question, catalog, run)
-            run_plan(question, copy.deepcopy(plan), catalog, run)
-        except KbqError as exc:
-            memo[question] = (exc, None)
-        else:
-            memo[question] = (None, plan)
-    return memo[question]
-
-
-def _compiles(question: str, catalog: Catalog, run: Run) -> bool:
-    """Whether the language reads a question on this KB (its answer is not run: a canonical question
-    inside a sentence is the question as written, answered once, errors and all)."""
-    from kbq.errors import KbqError
-    from kbq.lang.compile import compile_question
-
-    try:
-        compile_question(question, catalog, run)
-    except KbqError:
-        return False
-    return True
-
-
-def _plan(question: str, catalog: Catalog, run: Run) -> Plan:
-    """The plan of a canonical question a check found to answer (a copy: the reading marks it)."""
-    from kbq.lang.compile import compile_question
-
-    plan = _checked(question, catalog, run)[1]
-    return copy.deepcopy(plan) if plan is not None else compile_question(question, catalog, run)
-
-
-def _substituted(refused: QueryError, text: str, check: CheckFn) -> list[str]:
-    """The question as written with its unknown name replaced by each close name the KB suggests,
-    kept when it answers ('gpu for lstmm' -> 'gpu for LSTM')."""
-    out: list[str] = []
-    quoted = re.search(r"'([^']+)'", refused.message)
-    if quoted and refused.suggestions:
-        unknown = quoted.group(1)
-        at = text.lower().find(unknown.lower())
-        if at >= 0:
-            for name in refused.suggestions:
-                candidate = text[:at] + name + text[at + len(unknown) :]
-                if candidate != text and check(candidate) is None:
-                    out.append(candidate)
-    return out
-
-
-def _teaching(refused: QueryError, unread: QueryError, text: str, check: CheckFn) -> QueryError:
-    """The language's own error, with the nearest questions that answer as its suggestions: the
-    question with an unknown name replaced by the KB's close names, then the sentence reader's."""
-    questions = _substituted(refused, text, check)
-    questions += [q for q in unread.suggestions if q not in questions]
-    error = type(refused)(
-        refused.message,
-        query=refused.query or text,
-        column=refused.column,
-        expected=[] if questions else refused.expected,
-        suggestions=questions[:6] or refused.suggestions,
-    )
-    return error
