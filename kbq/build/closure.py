@@ -47,9 +47,10 @@ _NAME = re.compile(r"(?<![\w?$<])([A-Za-z][\w.-]*)?:([A-Za-z_][\w-]*)")
 _OPEN_PREDICATE = re.compile(r"[?$]\w+\s+[?$]\w+")  # `?s ?p`: a variable in predicate position (or a projection: harmless)
 _OPEN_CLASS = re.compile(r"(?:\ba\b|rdf:type)\s+[?$]\w+")
 _SLOT = "#kbq-predicates#"  # in an update's VALUES: filled with what the rule's probe finds
-_SCHEMA = frozenset(
-    "http://www.w3.org/2000/01/rdf-schema#" + n for n in ("subClassOf", "subPropertyOf", "domain", "range")
-) | {"http://www.w3.org/2002/07/owl#inverseOf", "http://www.w3.org/2002/07/owl#Thing"}
+_SCHEMA = frozenset("http://www.w3.org/2000/01/rdf-schema#" + n for n in ("subClassOf", "subPropertyOf", "domain", "range")) | {
+    "http://www.w3.org/2002/07/owl#inverseOf",
+    "http://www.w3.org/2002/07/owl#Thing",
+}
 _STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'')
 _COMMENT = re.compile(r"(?m)#[^\n>]*$")
 

@@ -14,6 +14,15 @@ KB = "https://kbq.dev/kb/"
 TERMS = frozenset(
     (
         "SentenceIntent",
+        "noModelTemplate",  # issue18 (s18a): the sentence reader's policies in kb/sentences.ttl
+        "refines",
+        "ModelLine",
+        "generations",
+        "generationModel",
+        "lineWord",
+        "FamilySizePolicy",
+        "familySize",
+        "activeParameterCount",
         "gpuUsableMemory",  # main: a unified pool the GPU may use (kbq/lang/workload/facts.py)
         "baseModel",
         "huggingFaceId",
@@ -271,6 +280,7 @@ MODEL_PROPERTIES = {
 # kb: individuals the code names
 INDIVIDUALS = frozenset(
     (
+        "FamilyWithoutSize",  # issue18 (s18a): the policy for a family named without a size (kb/sentences.ttl)
         "GenericDenseDecoder",  # issue18: the generic profile a size alone reads as
         "DataSize",  # the dimension of a memory budget (sentence reader, words.budget)
         "GQA",  # kbq model import: the attention kind of an imported model

@@ -85,14 +85,14 @@ class Reader:
     def _near_names(self, spans: list[Span]) -> None:
         """Typos of the KB's name words ('llamma 3', 'rthx 3060') and the tail of one model's name
         ('large-v3') in words no span reads: corrected when they then name a card or a model, said."""
-        from kbq.lang.sentence import near
+        from kbq.lang.sentence.near import corrected, tail
 
         covered = {i for s in spans for i in range(s.start, s.end)}
         known = set(self._known_words())
-        toks, notes = near.corrected(self.toks, self.cat, known, covered)
+        toks, notes = corrected(self.toks, self.cat, known, covered)
         out: list[str] = []
         for i, word in enumerate(toks):
-            model = near.tail(word, self.cat) if i not in covered and "-" in word else None
+            model = tail(word, self.cat) if i not in covered and "-" in word else None
             if model is None:
                 out.append(word)
                 continue
