@@ -221,12 +221,11 @@ def _rows() -> list[dict]:  # type: ignore[type-arg]
     return [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-@pytest.fixture(scope="module")
-def outcomes(kb) -> dict[str, Outcome]:  # type: ignore[no-untyped-def]
-    """Every real sentence answered once, in this process through the library; the share, the target
-    and the per-sentence checks below all read these. Anything but a KbqError (a traceback) fails here."""
+def answer_all(kb, rows: list[dict]) -> dict[str, Outcome]:  # type: ignore[no-untyped-def,type-arg]
+    """Each row's sentence answered once, in this process through the library (also for
+    test_sentences_fresh). Anything but a KbqError (a traceback) fails here."""
     found: dict[str, Outcome] = {}
-    for row in _rows():
+    for row in rows:
         try:
             answer = kb.answer(row["text"])
         except KbqError as exc:
@@ -234,6 +233,12 @@ def outcomes(kb) -> dict[str, Outcome]:  # type: ignore[no-untyped-def]
             continue
         found[row["text"]] = Outcome(answer.kind, answer.read_as, tuple(answer.explanation), None)
     return found
+
+
+@pytest.fixture(scope="module")
+def outcomes(kb) -> dict[str, Outcome]:  # type: ignore[no-untyped-def]
+    """Every real sentence answered once; the share, the target and the per-sentence checks below all read these."""
+    return answer_all(kb, _rows())
 
 
 def _right_kind(outcome: Outcome, row: dict) -> bool:  # type: ignore[type-arg]

@@ -15,9 +15,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from test_sentences import KINDS, Outcome, _right_kind
-
-from kbq.errors import KbqError
+from test_sentences import KINDS, Outcome, _right_kind, answer_all
 
 DATA = Path(__file__).parent / "data" / "sentences_fresh.jsonl"
 
@@ -40,15 +38,7 @@ def test_the_fresh_set_is_real_held_out_and_new() -> None:
 @pytest.fixture(scope="module")
 def fresh_outcomes(kb) -> dict[str, Outcome]:  # type: ignore[no-untyped-def]
     """Every fresh sentence answered once in this process; anything but a KbqError fails here."""
-    found: dict[str, Outcome] = {}
-    for row in _rows():
-        try:
-            answer = kb.answer(row["text"])
-        except KbqError as exc:
-            found[row["text"]] = Outcome(None, None, (str(exc),), type(exc).__name__)
-            continue
-        found[row["text"]] = Outcome(answer.kind, answer.read_as, tuple(answer.explanation), None)
-    return found
+    return answer_all(kb, _rows())
 
 
 @pytest.mark.slow  # answers every fresh sentence: the full lane runs it, as CI does
