@@ -863,42 +863,34 @@ def maxtext_models() -> list[Model]:
             hf_id=hf,
         )
         out.append(base)
-        for other in extra_ids:
-            o_org, o_name = other.split("/", 1)
-            out.append(
-                Model(
-                    iri=f"{KB}hf/{o_org}/{o_name}",
-                    classes=base.classes,
-                    label=o_name,
-                    comment=f"{other}: a checkpoint with the architecture of {hf} ({size} parameters).",
-                    modality=base.modality,
-                    facts=dict(facts),
-                    note=note,
-                    sources=base.sources,
-                    names=short_names(o_org, o_name),
-                    hf_id=other,
-                    base=base.iri,
-                )
-            )
+        out += [same_shapes(base, other, hf, size, note, base.sources, short_names(*other.split("/", 1))) for other in extra_ids]
         for other, evidence, keras_file in MAXTEXT_SAME_SHAPES.get(var, []):
-            o_org, o_name = other.split("/", 1)
             keras_url = f"https://github.com/keras-team/keras-hub/blob/{KERAS_COMMIT}/{keras_file}"
             out.append(
-                Model(
-                    iri=f"{KB}hf/{o_org}/{o_name}",
-                    classes=base.classes,
-                    label=o_name,
-                    comment=f"{other}: a checkpoint with the architecture of {hf} ({size} parameters).",
-                    modality=base.modality,
-                    facts=dict(facts),
-                    note=f"The shapes of {hf}: {evidence} ({keras_url}). " + note,
-                    sources=[*base.sources, keras_url],
-                    names=short_names(o_org, o_name) + EXTRA_NAMES.get(other, []),
-                    hf_id=other,
-                    base=base.iri,
+                same_shapes(
+                    base, other, hf, size, f"The shapes of {hf}: {evidence} ({keras_url}). " + note, [*base.sources, keras_url],
+                    short_names(*other.split("/", 1)) + EXTRA_NAMES.get(other, []),
                 )
-            )
+            )  # fmt: skip
     return out
+
+
+def same_shapes(base: Model, other: str, hf: str | None, size: str, note: str, sources: list[str], names: list[str]) -> Model:
+    """Another Hub checkpoint `other` with `base`'s architecture (and facts), pointing to it."""
+    o_org, o_name = other.split("/", 1)
+    return Model(
+        iri=f"{KB}hf/{o_org}/{o_name}",
+        classes=base.classes,
+        label=o_name,
+        comment=f"{other}: a checkpoint with the architecture of {hf} ({size} parameters).",
+        modality=base.modality,
+        facts=dict(base.facts),
+        note=note,
+        sources=sources,
+        names=names,
+        hf_id=other,
+        base=base.iri,
+    )
 
 
 # --- LLMs from candle's presets and more of mlc-llm's verbatim configs ----------------------------------
