@@ -177,7 +177,7 @@ def place_parts(model: Facts, training: bool, offload: bool, named: dict[str, De
     denoiser: the encoders and VAE stay frozen). Returns the facts, notes and assumptions."""
     if not model.parts:
         return model, [], []
-    counted = [p for p in model.parts if p.params is not None]
+    counted = model.counted_parts
     missing = [p for p in model.parts if p.params is None]
     if training or not counted:
         why = (
@@ -186,7 +186,7 @@ def place_parts(model: Facts, training: bool, offload: bool, named: dict[str, De
             else "no part has a sourced count"
         )
         note = f"pipeline parts not counted ({why}): {model.label}'s own parameter count is used"
-        return model._replace(parts=(), parts_left=model.parts), [note], []
+        return model._replace(parts=()), [note], []
     notes = [f"not counted: {p.label} (no sourced parameter count in the KB), so the weights are a lower bound" for p in missing]
     if offload:
         largest = counted[0]
@@ -194,12 +194,11 @@ def place_parts(model: Facts, training: bool, offload: bool, named: dict[str, De
             f"with offload: one part on the GPU at a time (diffusers' enable_model_cpu_offload), sized by the largest,"
             f" {largest.label}; the others wait in CPU memory"
         )
-        rest = tuple(p for p in model.parts if p is not largest)
-        return model._replace(parts=(largest,), parts_left=rest, params=largest.params, active_params=None), notes, []
+        return model._replace(parts=(largest,), params=largest.params, active_params=None), notes, []
     d = named.get("pipeline_on_gpu")
     assumed = [f"every part of {model.label} on the GPU ({', '.join(p.label for p in counted)})" + (f": {d.reason}" if d else "")]
     total = sum(p.params or 0.0 for p in counted)
-    return model._replace(parts=tuple(counted), parts_left=tuple(missing), params=total, active_params=None), notes, assumed
+    return model._replace(parts=counted, params=total, active_params=None), notes, assumed
 
 
 def _model_extras(ctx: Context, iri: str) -> tuple[bool, Term | None]:

@@ -67,7 +67,6 @@ class Facts(NamedTuple):
     activation_gb_image: float | None = None  # measured training activations per image (GB, mixed precision)
     sources: tuple[str, ...] = ()
     parts: tuple[Part, ...] = ()  # a pipeline's parts on the GPU (params is then their sum); () for one network
-    parts_left: tuple[Part, ...] = ()  # its parts not counted: kept in CPU memory, or with no sourced count
 
     @property
     def counted_parts(self) -> tuple[Part, ...]:
