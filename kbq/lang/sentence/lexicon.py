@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from functools import lru_cache
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from kbq.errors import QueryError
 from kbq.lang.catalog import PREFIXES, Catalog, Term
@@ -14,6 +14,7 @@ from kbq.store.resources import KB_NS
 
 DATA_SIZE = KB_NS + "DataSize"
 MONEY = KB_NS + "Money"
+T = TypeVar("T")
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _TOKEN = re.compile(r"\$?[\w][\w.$%/+\-]*|\$\d+(?:\.\d+)?k?")
 _NUMBER = re.compile(r"^\$?(\d+(?:\.\d+)?)([a-z%$/]*)$")
@@ -82,15 +83,23 @@ class AmbiguousSentenceError(QueryError):
     """A sentence with several readings that answer; lists them instead of guessing."""
 
 
+def per_catalog(catalog: Catalog, key: str, build: Callable[[], T]) -> T:
+    """`build()` once per catalog, kept on it: what the reader reads from the KB (its words, the
+    names it corrects typos to) is read only when a sentence reaches the reader, then reused."""
+    if key not in catalog.__dict__:
+        catalog.__dict__[key] = build()
+    return catalog.__dict__[key]
+
+
 def lexicon(catalog: Catalog, chinese: bool = False) -> Lexicon:
     """The reader's words, read once per catalog (only when a sentence reaches the reader). Its
     Chinese words only for a Chinese sentence: cutting them loads jieba's dictionary (~1 s), which
     an English question (a server's first error answer, within its time limit) should not wait for."""
-    attribute = "_sentence_lexicon_zh" if chinese else "_sentence_lexicon"
-    cached = getattr(catalog, attribute, None)
-    if isinstance(cached, Lexicon):
-        return cached
+    key = "_sentence_lexicon_zh" if chinese else "_sentence_lexicon"
+    return per_catalog(catalog, key, lambda: _read_lexicon(catalog, chinese))
 
+
+def _read_lexicon(catalog: Catalog, chinese: bool) -> Lexicon:
     def wanted(text: object) -> bool:
         return chinese or not _CJK.search(str(text))
 
@@ -153,9 +162,7 @@ def lexicon(catalog: Catalog, chinese: bool = False) -> Lexicon:
         ).rows
         if wanted(text)
     }
-    lex = Lexicon(intents, roles, counts, formats)
-    setattr(catalog, attribute, lex)
-    return lex
+    return Lexicon(intents, roles, counts, formats)
 
 
 def _ordered(templates: set[str]) -> list[str]:

@@ -9,7 +9,7 @@ import difflib
 import re
 
 from kbq.lang.catalog import PREFIXES, Catalog
-from kbq.lang.sentence.lexicon import _CJK
+from kbq.lang.sentence.lexicon import _CJK, per_catalog
 from kbq.lang.words import GPU, GPU_FAMILY, MODEL
 from kbq.store.names import normalise
 
@@ -22,29 +22,27 @@ _WORD = re.compile(r"^[a-z]+$")
 
 def name_words(catalog: Catalog) -> frozenset[str]:
     """The alphabetic words of every card's and model's label and alias, read once per catalog."""
-    cached = catalog.__dict__.get("_sentence_name_words")
-    if isinstance(cached, frozenset):
-        return cached
-    assert catalog.run is not None
-    rows = catalog.run(
-        PREFIXES + "SELECT DISTINCT ?l WHERE { { ?s a kbq:GPU } UNION { ?s a kbq:GpuFamily } UNION { ?s a kbq:Model } "
-        "{ ?s rdfs:label ?l } UNION { ?s skos:altLabel ?l } }"
-    ).rows
-    words = frozenset(w for (label,) in rows for w in re.split(r"[^a-z]+", str(label).lower()) if len(w) >= 3)
-    catalog.__dict__["_sentence_name_words"] = words
-    return words
+
+    def read() -> frozenset[str]:
+        assert catalog.run is not None
+        rows = catalog.run(
+            PREFIXES + "SELECT DISTINCT ?l WHERE { { ?s a kbq:GPU } UNION { ?s a kbq:GpuFamily } UNION { ?s a kbq:Model } "
+            "{ ?s rdfs:label ?l } UNION { ?s skos:altLabel ?l } }"
+        ).rows
+        return frozenset(w for (label,) in rows for w in re.split(r"[^a-z]+", str(label).lower()) if len(w) >= 3)
+
+    return per_catalog(catalog, "_sentence_name_words", read)
 
 
 def model_names(catalog: Catalog) -> dict[str, str]:
     """Every model's normalised label -> its label, read once per catalog."""
-    cached = catalog.__dict__.get("_sentence_model_names")
-    if isinstance(cached, dict):
-        return cached
-    assert catalog.run is not None
-    rows = catalog.run(PREFIXES + "SELECT DISTINCT ?l WHERE { ?s a kbq:Model ; rdfs:label ?l }").rows
-    names = {normalise(str(label)): str(label) for (label,) in rows}
-    catalog.__dict__["_sentence_model_names"] = names
-    return names
+
+    def read() -> dict[str, str]:
+        assert catalog.run is not None
+        rows = catalog.run(PREFIXES + "SELECT DISTINCT ?l WHERE { ?s a kbq:Model ; rdfs:label ?l }").rows
+        return {normalise(str(label)): str(label) for (label,) in rows}
+
+    return per_catalog(catalog, "_sentence_model_names", read)
 
 
 def typo(word: str, catalog: Catalog, known: set[str]) -> str | None:
