@@ -247,7 +247,8 @@ def _with_delta(rule: Rule) -> Rule:
     return replace(rule, delta_update=compiled.update, delta_probe=compiled.probe)
 
 
-def _count(store: ox.Store, graph: str) -> int:
+def count_graph(store: ox.Store, graph: str) -> int:
+    """How many triples a graph of the store holds."""
     row = next(iter(store.query(f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH <{graph}> {{ ?s ?p ?o }} }}")))  # type: ignore[arg-type]
     return int(row["n"].value)
 
@@ -267,7 +268,7 @@ def _settle_delta(store: ox.Store, target: str, delta: str, new: str, exact: boo
             f"FILTER (?g != <{delta}> && ?g != <{new}>) }} }} }}"
         )
     store.update(f"DROP SILENT GRAPH <{new}>")
-    count = _count(store, delta)
+    count = count_graph(store, delta)
     predicates, classes = _signature(store, delta)
     if count:
         store.update(f"ADD <{delta}> TO <{target}>")
@@ -315,14 +316,14 @@ def _fixpoint(
             if rounds > start and not rule.wants(predicates, classes):
                 continue
             exact = exact and rule.exact
-            size = _count(store, delta) if last else 0
+            size = count_graph(store, delta) if last else 0
             try:
                 update = rule.runnable(store, predicates, rounds == start, delta, new)
                 if update is not None:
                     store.update(update)
             except (SyntaxError, OSError, ValueError) as exc:
                 raise KnowledgeFileError(str(rule.path), None, f"rule does not run: {exc}") from None
-            if last and _count(store, delta) > size:
+            if last and count_graph(store, delta) > size:
                 deriving.append(rule.path)
         added, predicates, classes = _settle_delta(store, INFERRED, delta, new, exact)
         delta, new = new, delta  # what this round added is what the next one reads as new
@@ -358,7 +359,7 @@ def infer_in_store(
     start = time.perf_counter()
     paths = [*resources.owlrl_rule_files(), *rule_paths]
     rules = _ordered([_with_delta(compile_rule(p, p.read_text(encoding="utf-8"))) for p in paths])
-    before = _count(store, INFERRED)
+    before = count_graph(store, INFERRED)
     rounds = 0
     schema = [r for r in rules if r.monotonic and _is_schema(r)]
     if schema and not seeded:  # the schema first: the first round then sees it whole, and later ones use delta forms
@@ -373,7 +374,7 @@ def infer_in_store(
             f"DELETE {{ GRAPH <{INFERRED}> {{ ?s ?p ?o }} }} WHERE {{ {{ SELECT ?s ?p ?o WHERE {{ {_in(INFERRED)} }} }} "
             f"{{ SELECT ?s ?p ?o WHERE {{ {_in(ASSERTED)} }} }} }}"
         )
-    inferred = _count(store, INFERRED)
+    inferred = count_graph(store, INFERRED)
     return StoreInference(inferred=inferred - before, rounds=rounds, seconds=time.perf_counter() - start)
 
 

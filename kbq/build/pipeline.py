@@ -283,7 +283,7 @@ def build(
     else:
         say(f"kbq: loading {len(kb_files)} knowledge files")
         loader.load_into(store, kb_files)
-    asserted = _count_graph(store, resources.ASSERTED_GRAPH)
+    asserted = closure.count_graph(store, resources.ASSERTED_GRAPH)
     loaded = loader.LoadedKnowledge(store=store, files=kb_files, count=asserted)
     check_limits(loaded, overlays)
     key = path.name.removeprefix("snapshot-").split(".", 1)[0]
@@ -296,7 +296,7 @@ def build(
     try:
         dump = work / MONOTONIC_FILE if not overlays and engine == DEFAULT_ENGINE else None  # a base for overlay builds
         rounds, seconds = _validate_and_reason(loaded, engine, overlays, validate, say, seeded, dump)
-        inferred = _count_graph(store, resources.INFERRED_GRAPH)
+        inferred = closure.count_graph(store, resources.INFERRED_GRAPH)
     except BaseException:
         writer.abandon()
         _discard(work)
@@ -425,11 +425,6 @@ def _cannot_write(path: Path, work: Path, exc: OSError | RuntimeError) -> CacheE
     _discard(work)
     reason_text = getattr(exc, "strerror", None) or str(exc)
     return CacheError(f"cannot write the snapshot at {path}: {reason_text}")
-
-
-def _count_graph(store: ox.Store, graph: str) -> int:
-    row = next(iter(store.query(f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH <{graph}> {{ ?s ?p ?o }} }}")))  # type: ignore[arg-type]
-    return int(row["n"].value)
 
 
 def _relative(path: Path) -> str:
