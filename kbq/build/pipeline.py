@@ -428,11 +428,14 @@ def _cannot_write(path: Path, work: Path, exc: OSError | RuntimeError) -> CacheE
 
 
 def _relative(path: Path) -> str:
-    """A shipped file relative to the data folder; an overlay as given."""
-    try:
-        return str(path.resolve().relative_to(Path(resources.data_root()).resolve()))
-    except ValueError:
-        return str(path)
+    """A knowledge file relative to its data folder (KBQ_DATA_DIR's or the shipped one); an overlay as given."""
+    for root in (resources.data_dir(), resources.data_root()):
+        if root is not None:
+            try:
+                return str(path.resolve().relative_to(Path(root).resolve()))
+            except ValueError:
+                pass
+    return str(path)
 
 
 # --- a build in a child process (overlays) -----------------------------------------------------
