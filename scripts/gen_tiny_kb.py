@@ -30,8 +30,19 @@ SEEDS = {
     "Model": ["BERT", "BERTBase", "BERTLarge", "ResNet50", "GNMT", "Llama3_8B", "Llama3_70B"],
 }
 # Files of GPUs, models and what is stated about them: only what concerns the seeds is kept.
-CONTENT = ("gpus_", "models_", "benchmarks_", "measurements", "calibration.", "cloud", "prices", "training_runs",
-           "software_support", "rocm_support", "vision_compute")
+CONTENT = (
+    "gpus_",
+    "models_",
+    "benchmarks_",
+    "measurements",
+    "calibration.",
+    "cloud",
+    "prices",
+    "training_runs",
+    "software_support",
+    "rocm_support",
+    "vision_compute",
+)
 PREFIXES = {
     "kbq": KBQ,
     "kb": KB,
@@ -97,8 +108,11 @@ def main() -> None:
         more = {
             s
             for s in named
-            if s not in attached and s.value not in kinds and home[s] in content
-            and (links := refs(s)) & attached and all(allowed(r) for r in links)
+            if s not in attached
+            and s.value not in kinds
+            and home[s] in content
+            and (links := refs(s)) & attached
+            and all(allowed(r) for r in links)
         }
         if not more:
             break
@@ -117,14 +131,19 @@ def main() -> None:
         chosen = _with_blank_nodes(triples, subjects, about)
         chosen = [t for t in chosen if not isinstance(t.object, ox.NamedNode) or allowed(t.object)]
         if chosen:
-            body = ox.serialize(sorted(chosen, key=str), format=ox.RdfFormat.TURTLE, prefixes=PREFIXES)
+            data = ox.Dataset(ox.Quad(t.subject, t.predicate, t.object) for t in chosen)
+            data.canonicalize(ox.CanonicalizationAlgorithm.RDFC_1_0)  # blank node labels stable from run to run
+            ordered = sorted((q.triple for q in data), key=str)
+            body = ox.serialize(ordered, format=ox.RdfFormat.TURTLE, prefixes=PREFIXES)
             head = f"# A subset of the shipped kb/{name}, written by scripts/gen_tiny_kb.py: do not edit.\n"
             (OUT / name).write_bytes(head.encode() + body)
     print(f"{OUT}: {sum(1 for _ in OUT.glob('*.ttl'))} files, {len(keep)} subjects")
 
 
 def _with_blank_nodes(
-    triples: list[ox.Triple], subjects: set[ox.NamedNode | ox.BlankNode], about: dict[ox.NamedNode | ox.BlankNode, list[ox.Triple]]
+    triples: list[ox.Triple],
+    subjects: set[ox.NamedNode | ox.BlankNode],
+    about: dict[ox.NamedNode | ox.BlankNode, list[ox.Triple]],
 ) -> list[ox.Triple]:
     chosen: list[ox.Triple] = []
     todo = list(subjects)

@@ -11,6 +11,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+# The tests' tiny knowledge base (scripts/gen_tiny_kb.py): 7 GPUs and 7 models of the shipped KB and
+# what concerns them, the shipped ontology, shapes and rules. Tests that need a snapshot but not the
+# shipped knowledge (builds in private caches, damage and healing, bad input) point kbq at it with
+# KBQ_DATA_DIR (kbq/store/resources.py): builds in a fraction of the shipped KB's time.
+TINY_KB = ROOT / "tests" / "data" / "tiny_kb"
 
 
 # Modules whose tests start real processes that build their own snapshots (private caches,
@@ -161,3 +166,18 @@ def ask_true(kb):  # type: ignore[no-untyped-def]
         return kb.table(PREFIXES + f"ASK {{ {pattern} }}").rows[0][0] is True
 
     return ask
+
+
+@pytest.fixture
+def tiny_kb(monkeypatch: pytest.MonkeyPatch) -> Path:
+    """KBQ_DATA_DIR names the tiny knowledge base for this test and every process it starts."""
+    monkeypatch.setenv("KBQ_DATA_DIR", str(TINY_KB))
+    return TINY_KB
+
+
+@pytest.fixture(scope="module")
+def tiny_kb_module() -> Iterator[Path]:
+    """As `tiny_kb`, for a whole module (its module-scoped fixtures too); restored after it."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("KBQ_DATA_DIR", str(TINY_KB))
+        yield TINY_KB

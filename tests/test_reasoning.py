@@ -20,7 +20,7 @@ def _without_generated() -> list[Path]:
     return [f for f in resources.knowledge_files() if not f.name.endswith("_generated.ttl")]
 
 
-def _three_engines_agree(files: list[Path]) -> None:
+def _three_engines_agree(files: list[Path], at_least: int = 5000) -> None:
     """owlrl is the reference; `reasonable` and the build's `sparql` engine must agree with it."""
     from test_engines import sparql_entailments
 
@@ -32,7 +32,7 @@ def _three_engines_agree(files: list[Path]) -> None:
     assert fast.inferred <= reference.inferred
     assert all(str(t[1]) in SCHEMA for t in reference.inferred - fast.inferred)
     assert sparql_entailments(files) == {str(loader.to_ox_quad(*t).triple) for t in reference.inferred}
-    assert len(fast.inferred) > 5000
+    assert len(fast.inferred) > at_least
 
 
 @pytest.mark.slow

@@ -1,0 +1,131 @@
+"""KBQ_DATA_DIR and the tests' tiny knowledge base (tests/data/tiny_kb, scripts/gen_tiny_kb.py).
+
+The setting points the library, the command and the server at another kb/ folder: a question is
+answered from it, in a snapshot of its own, and the shipped snapshot is not touched. The tiny KB is
+shipped knowledge only (every triple is a shipped one, so every number keeps its source), and it
+validates and reasons as the shipped KB does: the tests that use it instead of the shipped KB test
+the same code paths.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pyoxigraph as ox
+import pytest
+from cli_helpers import run_in_process
+from conftest import ROOT, TINY_KB
+
+from kbq.build import loader
+from kbq.build.validate import violations
+from kbq.store import resources, snapshot
+
+GPU = "https://kbq.dev/ontology#GPU"
+LABEL = ox.NamedNode("http://www.w3.org/2000/01/rdf-schema#label")
+TYPE = ox.NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
+
+
+def _triples(path: Path) -> set[ox.Triple]:
+    return {q.triple for q in ox.parse(path=str(path), format=ox.RdfFormat.TURTLE)}
+
+
+def _tiny_gpu_names() -> set[str]:
+    """The labels of the GPUs the tiny KB's files declare (read from the files, not from kbq)."""
+    triples = set().union(*(_triples(p) for p in (TINY_KB / "kb").glob("*.ttl")))
+    gpus = {t.subject for t in triples if t.predicate == TYPE and t.object == ox.NamedNode(GPU)}
+    return {t.object.value for t in triples if t.subject in gpus and t.predicate == LABEL}  # type: ignore[union-attr]
+
+
+def _ground(triples: set[ox.Triple]) -> set[ox.Triple]:
+    return {t for t in triples if not isinstance(t.subject, ox.BlankNode) and not isinstance(t.object, ox.BlankNode)}
+
+
+def test_the_tiny_kb_is_shipped_knowledge_only() -> None:
+    """Each tiny file is a subset of the shipped file of its name (blank nodes aside: they are
+    relabelled), so every number in it has the shipped source; and it is much smaller."""
+    shipped = ROOT / "kb"
+    tiny_files = sorted((TINY_KB / "kb").glob("*.ttl"))
+    assert len(tiny_files) > 20 and not (TINY_KB / "ontology").exists()  # the shipped ontology, shapes and rules
+    total = 0
+    for path in tiny_files:
+        mine = _triples(path)
+        total += len(mine)
+        assert _ground(mine) <= _ground(_triples(shipped / path.name)), path.name
+    assert 3000 < total < sum(len(_triples(p)) for p in shipped.glob("*.ttl")) // 4
+    assert len(_tiny_gpu_names()) == 7
+
+
+def test_the_tiny_kb_validates_as_the_shipped_one(tiny_kb: Path) -> None:
+    files = resources.knowledge_files()
+    assert files and all(TINY_KB in f.parents or f.parent.name == "ontology" for f in files)
+    assert resources.shapes_path() == str(ROOT / "ontology" / "shapes.ttl") or "_data" in resources.shapes_path()
+    loaded = loader.load(files)
+    assert violations(loaded, validator="sparql") == violations(loaded, validator="rudof") == []
+    assert violations(loaded, validator="pyshacl") == []
+
+
+def test_the_three_engines_give_the_same_entailments_on_the_tiny_kb(tiny_kb: Path) -> None:
+    """owlrl, the reference, over the shipped ontology and the tiny KB (seconds, where the
+    hand-written KB takes minutes: tests/test_reasoning.py)."""
+    from test_reasoning import _three_engines_agree
+
+    _three_engines_agree(resources.knowledge_files(), at_least=500)
+
+
+def test_a_question_gets_the_tiny_kbs_answer_and_the_shipped_snapshot_is_untouched(cache_dir: Path) -> None:
+    """The same command, with and without KBQ_DATA_DIR, in this process: each answers from its
+    own snapshot, and building the tiny one leaves the shipped one's folder as it was."""
+    shipped = snapshot.snapshot_path()
+    before = {p.name: p.stat().st_mtime_ns for p in Path(shipped).iterdir()}
+    tiny = run_in_process("gpus", "--format", "json", env={"KBQ_DATA_DIR": str(TINY_KB)})
+    assert tiny.returncode == 0, tiny.stderr
+    answer = json.loads(tiny.stdout)
+    names = {row[answer["columns"].index("name")] for row in answer["rows"]}
+    assert names == _tiny_gpu_names()
+    assert snapshot.snapshot_path() == shipped  # the shipped KB's key is unchanged
+    assert {p.name: p.stat().st_mtime_ns for p in Path(shipped).iterdir()} == before
+    again = run_in_process("gpus", "--format", "json", env={"KBQ_DATA_DIR": None})
+    assert len(json.loads(again.stdout)["rows"]) > 100
+    question = "best gpu for bert on dense 9-card chassis as of 2020-03"
+    best = json.loads(run_in_process(question, "--format", "json", env={"KBQ_DATA_DIR": str(TINY_KB)}).stdout)
+    assert best["rows"][0][best["columns"].index("name")] in _tiny_gpu_names()
+
+
+def test_a_real_process_reads_kbq_data_dir(cache_dir: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "kbq", "sparql", f"SELECT (COUNT(DISTINCT ?g) AS ?n) WHERE {{ ?g a <{GPU}> }}", "--format", "csv"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "KBQ_DATA_DIR": str(TINY_KB)},
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[-1] == "7"
+
+
+@pytest.mark.parametrize("what", ["missing", "no kb folder"])
+def test_a_wrong_kbq_data_dir_is_named(tmp_path: Path, what: str) -> None:
+    folder = tmp_path / "nowhere" if what == "missing" else tmp_path
+    done = run_in_process("gpus", env={"KBQ_DATA_DIR": str(folder)})
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "KBQ_DATA_DIR" in done.stderr and str(folder) in done.stderr
+    assert ("is not a folder" if what == "missing" else "holds no kb/ folder") in done.stderr
+
+
+@pytest.mark.server
+def test_the_server_serves_the_tiny_kb(cache_dir: Path) -> None:
+    from server_helpers import start_kbq
+
+    server = start_kbq(env={"KBQ_DATA_DIR": str(TINY_KB)})
+    try:
+        query = f"SELECT (COUNT(DISTINCT ?g) AS ?n) WHERE {{ ?g a <{GPU}> }}"
+        reply = httpx.get(server.url + "/sparql", params={"query": query}, headers={"Accept": "application/sparql-results+json"})
+        assert reply.status_code == 200, reply.text
+        assert int(reply.json()["results"]["bindings"][0]["n"]["value"]) == 7
+    finally:
+        server.stop()
