@@ -64,8 +64,9 @@ def test_the_three_engines_give_the_same_entailments() -> None:
     _three_engines_agree(resources.knowledge_files())
 
 
-def test_inference_is_pure() -> None:
-    asserted = loader.load(_without_generated())
+def test_inference_is_pure(tiny_kb: Path) -> None:
+    """Over the tests' tiny KB (KBQ_DATA_DIR): the shipped ontology and rules, a few GPUs and models."""
+    asserted = loader.load(resources.knowledge_files())
     before = list(asserted.triples)
     result = reason.infer(asserted.triples, resources.rule_files())
     assert asserted.triples == before
@@ -111,12 +112,12 @@ def test_rules_without_a_fixpoint_stop_with_an_error_naming_them(tmp_path: Path)
         reason.infer([start], [endless])
 
 
-def test_contradictions_are_reported_not_swallowed(tmp_path: Path) -> None:
+def test_contradictions_are_reported_not_swallowed(tmp_path: Path, tiny_kb: Path) -> None:
     overlay = tmp_path / "weird.ttl"
     overlay.write_text(
         "@prefix kbq: <https://kbq.dev/ontology#> . @prefix kb: <https://kbq.dev/kb/> .\nkb:Weird a kbq:GPU , kbq:Model .\n"
     )
-    graph = loader.load([*_without_generated(), overlay]).triples
+    graph = loader.load([*resources.knowledge_files(), overlay]).triples  # the tiny KB's
     with pytest.raises(InconsistencyError, match=r"Weird.*disjoint"):
         reason.infer(graph, resources.rule_files(), checks=resources.check_files())
 
