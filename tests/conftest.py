@@ -18,11 +18,10 @@ ROOT = Path(__file__).resolve().parent.parent
 TINY_KB = ROOT / "tests" / "data" / "tiny_kb"
 
 
-# Modules whose tests start real processes that build their own snapshots (private caches,
-# overlays, concurrent builds), real servers, a browser or external stores: the full lane runs
-# them, the fast lane (`bash tests/run.sh --fast`, `-m "not slow"`) leaves them out.
+# Modules whose tests start real servers, a browser or external stores, or compare stores: the full
+# lane runs them, the fast lane (`bash tests/run.sh --fast`, `-m "not slow"`) leaves them out. (The
+# cache hardening and snapshot tests build the tiny KB, in a second a build: the fast lane runs them.)
 SLOW_MODULES = {
-    "test_hardening_cache",
     "test_hardening_server",
     "test_hardening_library",
     "test_server",
@@ -30,7 +29,6 @@ SLOW_MODULES = {
     "test_browser",
     "test_stores",
     "test_remote",
-    "test_snapshot",
     "test_reference",
 }
 
@@ -40,7 +38,6 @@ SLOW_MODULES = {
 # pySHACL over the whole KB (the fast lane keeps pySHACL against the build's validators on the tiny
 # KB with bad data) and owlrl, the reference reasoner (the build's engine runs in every build).
 SLOW_TESTS = {
-    "test_engines::test_an_overlay_build_from_the_shipped_closure_equals_a_full_build",
     "test_plan_cache::test_cached_plans_answer_every_golden_question_the_same",  # test_golden asks them all once
     "test_model_import::test_the_overlay_answers_with_kb",
     "test_hardening_outputs::test_a_hostile_overlay_reaches_no_output_raw",
@@ -50,7 +47,6 @@ SLOW_TESTS = {
     "test_validation::test_validators_agree_that_the_shipped_knowledge_conforms",
     "test_tiny_kb::test_the_three_engines_give_the_same_entailments_on_the_tiny_kb",  # owlrl: 30 s of a core
     "test_cli::test_overlay_flag",
-    "test_cli::test_build_reports_counts_and_time",
     "test_language::test_ambiguous_name_lists_candidates",
 }
 
@@ -65,18 +61,18 @@ SERIAL_MODULES = {"test_server", "test_hardening_server", "test_hardening_server
 # (`--dist loadfile`: one module, one worker) start them early and finish together instead of
 # one worker starting a long module last while the other one idles.
 LONGEST_FIRST = [
-    "test_hardening_cache",
-    "test_stores",
-    "test_reasoning",
+    "test_stores",  # rdflib answering every golden question beside Virtuoso's cases: a third of a worker
     "test_sentences",
-    "test_validation",
-    "test_snapshot",
+    "test_tiny_kb",
+    "test_sentences_fresh",
+    "test_reasoning",
+    "test_hardening_cache",
     "test_remote",
-    "test_engines",
-    "test_plan_cache",
-    "test_language",
     "test_catalog",
-    "test_reference",
+    "test_plan_cache",
+    "test_validation",
+    "test_language",
+    "test_browser",
 ]
 
 
