@@ -36,6 +36,7 @@ class Intent(NamedTuple):
     templates: tuple[str, ...]
     unplaced: frozenset[str] = frozenset()  # templates for a question that names no hardware (a ranking)
     unnamed: frozenset[str] = frozenset()  # templates for a question that names hardware but no model (the reverse)
+    examples: tuple[str, ...] = ()  # models a refusal's suggestions fill the templates with (kbq:exampleWorkload)
 
 
 class Lexicon(NamedTuple):
@@ -106,14 +107,16 @@ def _read_lexicon(catalog: Catalog, chinese: bool) -> Lexicon:
     assert catalog.run is not None
     rows = catalog.run(
         PREFIXES
-        + """SELECT ?i ?label ?priority ?cue ?template ?unplaced ?unnamed WHERE {
+        + """SELECT ?i ?label ?priority ?cue ?template ?unplaced ?unnamed ?example WHERE {
   ?i a kbq:SentenceIntent ; rdfs:label ?label ; kbq:intentPriority ?priority .
   { ?i kbq:cue ?cue } UNION { ?i kbq:template ?template } UNION { ?i kbq:unplacedTemplate ?unplaced }
-  UNION { ?i kbq:noModelTemplate ?unnamed } }"""
+  UNION { ?i kbq:noModelTemplate ?unnamed } UNION { ?i kbq:exampleWorkload ?example } }"""
     ).rows
-    found: dict[str, tuple[str, int, set[str], set[str], set[str], set[str]]] = {}
-    for iri, label, priority, cue, template, unplaced, unnamed in rows:
-        entry = found.setdefault(str(iri), (str(label), int(str(priority)), set(), set(), set(), set()))
+    found: dict[str, tuple[str, int, set[str], set[str], set[str], set[str], set[str]]] = {}
+    for iri, label, priority, cue, template, unplaced, unnamed, example in rows:
+        entry = found.setdefault(str(iri), (str(label), int(str(priority)), set(), set(), set(), set(), set()))
+        if example is not None:
+            entry[6].add(str(example))
         if cue is not None and wanted(cue):
             entry[2].add(" ".join(_tokens(str(cue).lower())))
         for text in (template, unplaced, unnamed):
@@ -133,8 +136,9 @@ def _read_lexicon(catalog: Catalog, chinese: bool) -> Lexicon:
                     tuple(_ordered(templates)),
                     frozenset(unplaced),
                     frozenset(unnamed),
+                    tuple(sorted(examples)),
                 )
-                for label, priority, cues, templates, unplaced, unnamed in found.values()
+                for label, priority, cues, templates, unplaced, unnamed, examples in found.values()
             ),
             key=lambda i: -i.priority,
         )

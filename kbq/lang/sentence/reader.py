@@ -51,6 +51,10 @@ def _literal(text: str) -> str:
 
 
 _TOP_NOTE = "no card named: read with {gpu}, the first of 'best gpu for {workload}'; name a card for another"
+_RUN_NOTE = (
+    "no card named: read with {gpu}, the card of the KB's published training run of {workload} (kb/training_runs.ttl); "
+    "name a card and a count ('on 64 x h100') for another"
+)
 
 
 class Reader:
@@ -498,7 +502,7 @@ class Reader:
             top = _first_ranked(f"best gpu for {slots['workload']}{slots.get('at', '')}", self.cat, self.run)
             if top is not None:
                 slots["topgpu"] = top
-        if "runtokens" in names and "runtokens" not in slots and "workload" in slots:
+        if ("runtokens" in names or "rungpu" in names) and "runtokens" not in slots and "workload" in slots:
             self._run_tokens(slots)
         if any(n not in slots for n in names):
             return None
@@ -511,13 +515,16 @@ class Reader:
         words = slots["workload"].split()
         labels = " ".join(_literal(" ".join(words[:n])) for n in range(len(words), 0, -1))
         rows = self.run(
-            PREFIXES + f"SELECT ?run ?tokens WHERE {{ VALUES ?l {{ {labels} }} ?m a kbq:Model ; rdfs:label ?l . "
-            "?r kbq:trainedModel ?m ; kbq:trainingTokens ?tokens ; rdfs:label ?run } "
+            PREFIXES + f"SELECT ?run ?tokens ?gpu WHERE {{ VALUES ?l {{ {labels} }} ?m a kbq:Model ; rdfs:label ?l . "
+            "?r kbq:trainedModel ?m ; kbq:trainingTokens ?tokens ; rdfs:label ?run "
+            "OPTIONAL { ?r kbq:trainingGpu ?g . ?g rdfs:label ?gpu } } "
             "ORDER BY DESC(STRLEN(?l)) DESC(xsd:double(?tokens)) LIMIT 1"
         ).rows
         if not rows:
             return
         run, tokens = str(rows[0][0]), float(str(rows[0][1]))
+        if rows[0][2] is not None and (gpu := _say(str(rows[0][2]), "")):
+            slots["rungpu"] = gpu  # the card the run was trained on (a label the grammar reads back)
         scale = next(((s, u) for s, u in ((1e12, "t"), (1e9, "b"), (1e6, "m"), (1e3, "k")) if tokens >= s), (1.0, ""))
         slots["runtokens"] = f"{_fmt(round(tokens / scale[0], 3))}{scale[1]}"
         self.notes.append(
@@ -621,9 +628,13 @@ class Reader:
             for t in terms
         )
 
-    def _unplaced_note(self, intent: Intent, template: str) -> list[str]:
+    def _unplaced_note(self, intent: Intent, template: str, slots: dict[str, str]) -> list[str]:
         if template not in intent.unplaced:
             return self.notes
+        if "{rungpu}" in template:
+            return [*self.notes, _RUN_NOTE.format(gpu=slots["rungpu"], workload=slots["workload"])]
+        if "{topgpu}" in template:
+            return [*self.notes, _TOP_NOTE.format(gpu=slots["topgpu"], workload=slots["workload"])]
         return [
             *self.notes,
             f"no hardware named: read as the GPUs ranked for it ({intent.label}); name a card "
@@ -651,16 +662,38 @@ class Reader:
         first = cued[0]
         if not first.templates:
             return None
-        if not self._model_named and not first.unnamed and all("{workload}" in t for t in first.templates):
-            what = "model"
+        needs = [t for t in first.templates if t not in first.unnamed]
+        # 'is 24 gb enough?': the models that fit; not with a process named ('can 2 a100 train from scratch?'):
+        # the reverse question sizes inference only, and the process asked would be dropped
+        reverse = bool(first.unnamed) and "hardware" in slots and "workload" not in slots
+        if not self._model_named and not reverse and needs and all("{workload}" in t for t in needs):
+            what = "model"  # 'how much gpu memory does this model need?': no reading without one
         elif "hardware" not in slots and all("{hardware}" in t for t in first.templates):
             what = "card or memory budget"  # 'what llms can I run?'
         else:
             return None
-        shown = re.sub(r"\{(at|with|under)\}", "", first.templates[0])
-        shown = shown.replace("{workload}", "MODEL") if what == "model" else shown.replace("{hardware}", "HARDWARE")
+        asked = ("workload",) if what == "model" else ("hardware",)
+        usable = [t for t in needs if all(n in slots or n in asked for n in _SLOT.findall(t))]  # the sentence's own slots
+        shown = re.sub(r"\{(at|with|under)\}", "", (usable or first.templates)[0])
+        process = f" {slots['workload']}" if what == "model" and "workload" in slots else ""  # a process named alone
+        shown = shown.replace("{workload}", f"MODEL{process}") if what == "model" else shown.replace("{hardware}", "HARDWARE")
         shown = _SLOT.sub(lambda m: slots.get(m.group(1), m.group(1).upper()), shown)
         return f"this sentence names no {what}, and a {first.label} question needs one: ask '{shown}'"
+
+    def _with_examples(self, intent: Intent, slots: dict[str, str], check: CheckFn) -> list[str]:
+        """The intent's question with each of its example models (kbq:exampleWorkload) and what the
+        sentence names, each checked to answer: how to ask it, with a model the KB knows."""
+        out: list[str] = []
+        process = slots.get("workload", "")  # a process named without a model ('train from scratch'): kept
+        for example in intent.examples:
+            for template in intent.templates:
+                if template in intent.unnamed or (template in intent.unplaced and "hardware" in slots):
+                    continue
+                filled = self.fill(template, {**slots, "workload": f"{example} {process}".strip()})
+                if filled is not None and filled not in out and check(filled) is None:
+                    out.append(filled)
+                    break
+        return out
 
     def _refused_names_nothing(self, spans: list[Span]) -> bool:
         """Whether the name the language refused ('this', 'on 24 gb vram', 'local ai') is only words
@@ -685,7 +718,7 @@ class Reader:
         for intent in self.cued():
             for template in intent.templates:
                 if template in intent.unplaced and (text := self.fill(template, slots)) is not None and check(text) is None:
-                    return Reading(text, intent.label, tuple(self._unplaced_note(intent, template)), template)
+                    return Reading(text, intent.label, tuple(self._unplaced_note(intent, template, slots)), template)
         return None
 
     def _reading(self, slots: dict[str, str], check: CheckFn, spans: list[Span]) -> Reading:
@@ -711,14 +744,16 @@ class Reader:
                 if error is not None and intent is cued[0] and first_error is None:
                     first_error = (text, getattr(error, "message", str(error)))
                 if error is None:
-                    notes = self._unplaced_note(intent, template)
+                    notes = self._unplaced_note(intent, template, slots)
                     notes = notes if template not in intent.unnamed else self._unnamed_note(intent, template, slots)
-                    if "{topgpu}" in template:
+                    if "{topgpu}" in template and template not in intent.unplaced:
                         notes = [*notes, _TOP_NOTE.format(gpu=slots["topgpu"], workload=slots["workload"])]
                     return Reading(text, intent.label, tuple(notes), template, no_model=template in intent.unnamed)
         if missing is not None:
             kind: type[UnanswerableSentenceError] = MissingModelError if "no model" in missing else MissingHardwareError
-            raise kind(missing, query=self.text, suggestions=self.nearest(spans, slots, check, tried))
+            shown = self._with_examples(cued[0], slots, check) if kind is MissingModelError else []
+            shown += [q for q in self.nearest(spans, slots, check, tried) if q not in shown]
+            raise kind(missing, query=self.text, suggestions=shown[:_READINGS_SHOWN])
         readings: list[Reading] = []
         named = {k for k in ("workload", "hardware", "gpu") if k in slots}
         for intent in self.lex.intents if named else ():  # no cue and nothing named: no reading to offer
