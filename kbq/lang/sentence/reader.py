@@ -187,10 +187,39 @@ class Reader:
             names = [f"{gpu.text} {budget.text}", f"{' '.join(self.toks[gpu.start : gpu.end])} {budget.text}"]
             found = self.cat.lookup(names)
             terms = [t for n in names for t in found.get(normalise(n), []) if t.types & {GPU, GPU_FAMILY}]
+            others: list[Term] = []
+            if len({t.iri for t in terms}) != 1:
+                terms, others = self._variant_with(gpu, budget)
+            start, end = min(a.start, b.start), max(a.end, b.end)
             if len({t.iri for t in terms}) == 1:
-                merged = Span(min(a.start, b.start), max(a.end, b.end), "gpu", _say(terms[0].label, names[0]), 1, (terms[0],))
+                merged = Span(start, end, "gpu", _say(terms[0].label, names[0]), 1, (terms[0],))
                 return [s for s in chosen if s not in (a, b)] + [merged]
+            if others:  # the card and its family hold no variant of that memory: the memory said is the hardware
+                self.notes.append(
+                    f"the KB has no {' '.join(self.toks[gpu.start : gpu.end])} with {budget.text.upper()} ("
+                    f"{', '.join(t.label for t in others)}): read as a {budget.text.upper()} memory budget"
+                )
+                return [s for s in chosen if s not in (a, b)] + [budget._replace(start=start, end=end)]
         return chosen
+
+    def _variant_with(self, gpu: Span, budget: Span) -> tuple[list[Term], list[Term]]:
+        """The variant of the card named (itself, or a member of its family: kbq:gpuFamily) whose memory
+        is the memory said beside it ('a100 80g', 'rtx 4090 24gb'): ([that card], []); when none has it,
+        ([], every variant); ([], []) when the KB holds no memory for them or several have it."""
+        from kbq.lang import terms
+
+        value, _ = self._number(budget.text)
+        iris = " ".join(terms.iri(t.iri) for t in gpu.terms)
+        if value is None or not iris:
+            return [], []
+        rows = self.run(
+            PREFIXES + f"SELECT DISTINCT ?v ?l ?m WHERE {{ VALUES ?named {{ {iris} }} "
+            "{ ?named a kbq:GPU BIND(?named AS ?v) } UNION { ?v kbq:gpuFamily ?named } UNION { ?named kbq:gpuFamily ?f . ?v kbq:gpuFamily ?f } "
+            "?v a kbq:GPU ; rdfs:label ?l ; kbq:memory ?m } ORDER BY ?m ?l"
+        ).rows
+        variants = [Term(str(v), str(label), frozenset({GPU})) for v, label, _ in rows]
+        found = [t for t, row in zip(variants, rows, strict=True) if abs(float(str(row[2])) - value) < 0.5]
+        return (found, []) if found else ([], variants)
 
     def _classify(self, i: int, j: int, found: list[Term]) -> Span | None:
         text = " ".join(self.toks[i:j])
@@ -243,6 +272,8 @@ class Reader:
                 continue
             if not unit and i + 1 < len(toks) and not self._number(toks[i + 1])[0]:
                 unit, unit_tokens = toks[i + 1], 2
+            if unit and self.lex.roles.get(f"gigabytes:{unit}") == "gigabytes":
+                unit = "gb"  # '80g', '24 gigs': gigabytes as people write them (kb/sentences.ttl)
             if tok.startswith("$") or unit in self._money_units():
                 scale = 1000 if unit == "k" else 1
                 out.append(Span(i, i + unit_tokens, "money", f"${_fmt(value * scale)}"))
