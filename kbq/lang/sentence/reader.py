@@ -263,8 +263,10 @@ class Reader:
         toks = self.toks
         out: list[Span] = []
         for i, tok in enumerate(toks):
-            if re.fullmatch(_REPORTED, tok) and self._rate_follows(i + 1):  # '18-22 tokens per second': reported
+            if re.fullmatch(_REPORTED, tok) and (rate := self._rate_follows(i + 1)):  # '18-22 tokens per second': reported
                 self.observed.update(re.findall(r"\d+", tok))
+                said = f"{tok} {' '.join(toks[i + 1 : i + 1 + rate])}"
+                self.notes.append(f"'{said}' is what the sentence reports: left out of the reading; compare it with kbq's estimate")
                 continue
             unit_tokens = 1
             value, unit = self._number(tok)
@@ -292,10 +294,11 @@ class Reader:
         out += self._settings()
         return out
 
-    def _rate_follows(self, j: int) -> bool:
-        """Whether a rate word ('tokens/second', 'tokens per second', 't/s') starts at word j."""
-        return any(
-            self.lex.roles.get(f"rate:{' '.join(self.toks[j : j + n])}") == "rate" for n in (3, 2, 1) if j + n <= len(self.toks)
+    def _rate_follows(self, j: int) -> int:
+        """The words of a rate ('tokens/second', 'tokens per second', 't/s') starting at word j (0: none)."""
+        return next(
+            (n for n in (3, 2, 1) if j + n <= len(self.toks) and self.lex.roles.get(f"rate:{' '.join(self.toks[j : j + n])}") == "rate"),
+            0,
         )
 
     def _settings(self) -> list[Span]:
