@@ -513,7 +513,7 @@ def test_a_time_question_takes_the_tokens_of_the_kb_training_run_or_says_what_is
     assert answer.kind == "time" and answer.read_as is not None and " on 15t tokens " in answer.read_as
     assert any(line.startswith("no token count named: read with 15t tokens, those of Llama 3 8B") for line in answer.explanation)
     with pytest.raises(UnanswerableSentenceError, match="needs the tokens"):
-        kb.answer("how long to train bert-base on 8 v100")
+        kb.answer("how long to train mistral 7b on 8 v100")  # no run of Mistral 7B in the KB
 
 
 def test_a_reverse_question_naming_no_hardware_says_so(kb) -> None:  # type: ignore[no-untyped-def]

@@ -188,8 +188,8 @@ class Reader:
             found = self.cat.lookup(names)
             terms = [t for n in names for t in found.get(normalise(n), []) if t.types & {GPU, GPU_FAMILY}]
             others: list[Term] = []
-            if len({t.iri for t in terms}) != 1:
-                terms, others = self._variant_with(gpu, budget)
+            if len({t.iri for t in terms}) != 1:  # '3 x rtx 3090 (72gb)': the memory of all the cards counted
+                terms, others = self._variant_with(gpu, budget, self._count_before(gpu, set())[0].count)
             start, end = min(a.start, b.start), max(a.end, b.end)
             if len({t.iri for t in terms}) == 1:
                 merged = Span(start, end, "gpu", _say(terms[0].label, names[0]), 1, (terms[0],))
@@ -202,7 +202,7 @@ class Reader:
                 return [s for s in chosen if s not in (a, b)] + [budget._replace(start=start, end=end)]
         return chosen
 
-    def _variant_with(self, gpu: Span, budget: Span) -> tuple[list[Term], list[Term]]:
+    def _variant_with(self, gpu: Span, budget: Span, count: int) -> tuple[list[Term], list[Term]]:
         """The variant of the card named (itself, or a member of its family: kbq:gpuFamily) whose memory
         is the memory said beside it ('a100 80g', 'rtx 4090 24gb'): ([that card], []); when none has it,
         ([], every variant); ([], []) when the KB holds no memory for them or several have it."""
@@ -212,6 +212,7 @@ class Reader:
         iris = " ".join(terms.iri(t.iri) for t in gpu.terms)
         if value is None or not iris:
             return [], []
+        value /= count
         rows = self.run(
             PREFIXES + f"SELECT DISTINCT ?v ?l ?m WHERE {{ VALUES ?named {{ {iris} }} "
             "{ ?named a kbq:GPU BIND(?named AS ?v) } UNION { ?v kbq:gpuFamily ?named } UNION { ?named kbq:gpuFamily ?f . ?v kbq:gpuFamily ?f } "
@@ -286,6 +287,9 @@ class Reader:
                     self.observed.add(match.group() if (match := re.match(r"\d+", tok)) else tok)
                     continue
                 end = i + unit_tokens
+                if any(self.lex.roles.get(f"ram:{' '.join(toks[end : end + n])}") == "ram" for n in (1, 2)):  # '96gb ddr5'
+                    self.observed.add(match.group() if (match := re.match(r"\d+", tok)) else tok)
+                    continue
                 for n in (2, 1):  # 'of vram', 'card'
                     if end + n <= len(toks) and " ".join(toks[end : end + n]) in self._budget_words():
                         end += n
@@ -710,6 +714,8 @@ class Reader:
         usable = [t for t in needs if all(n in slots or n in asked for n in _SLOT.findall(t))]  # the sentence's own slots
         shown = re.sub(r"\{(at|with|under)\}", "", (usable or first.templates)[0])
         process = f" {slots['workload']}" if what == "model" and "workload" in slots else ""  # a process named alone
+        if process and re.sub(r"ing$", "", process.split()[-1]) in shown.split():
+            process = ""  # the form says it already ('time to train MODEL', not 'time to train MODEL training')
         shown = shown.replace("{workload}", f"MODEL{process}") if what == "model" else shown.replace("{hardware}", "HARDWARE")
         shown = _SLOT.sub(lambda m: slots.get(m.group(1), m.group(1).upper()), shown)
         return f"this sentence names no {what}, and a {first.label} question needs one: ask '{shown}'"
@@ -723,7 +729,8 @@ class Reader:
             for template in intent.templates:
                 if template in intent.unnamed or (template in intent.unplaced and "hardware" in slots):
                     continue
-                filled = self.fill(template, {**slots, "workload": f"{example} {process}".strip()})
+                said = process and re.sub(r"ing$", "", process.split()[-1]) in template.split()  # 'time to train'
+                filled = self.fill(template, {**slots, "workload": example if said else f"{example} {process}".strip()})
                 if filled is not None and filled not in out and check(filled) is None:
                     out.append(filled)
                     break

@@ -1,0 +1,108 @@
+"""The sentence reader's rules for the classes of sentence it missed (issue 18): a question that needs a
+model and names none, a time question with no card, cue words (fit, supports), a memory beside a card,
+Chinese counts and gigabytes, a reported rate. The sentences are written as people write them (not
+taken from the sets of tests/data/); each reading is checked against its canonical question's answer."""
+
+from __future__ import annotations
+
+import pytest
+
+from kbq.lang.sentence import MissingModelError, UnanswerableSentenceError
+
+
+def _same_answer(kb, sentence: str, canonical: str) -> None:  # type: ignore[no-untyped-def]
+    answer = kb.answer(sentence)
+    assert answer.read_as == canonical, sentence
+    same = kb.answer(canonical)
+    assert same.kind == answer.kind and same.rows == answer.rows
+
+
+@pytest.mark.parametrize(
+    ("sentence", "form"),
+    [
+        ("How much GPU memory do I need to run this model?", "memory for MODEL"),
+        ("what are the hardware requirements for running it locally?", "memory for MODEL"),
+        ("can I pretrain from scratch on 4 x a100?", "does MODEL training fit on 4 x A100"),
+        ("how long would training this model take on a 1080 ti?", "time to train MODEL on GeForce GTX 1080 Ti"),
+    ],
+)
+def test_a_sentence_needing_a_model_it_does_not_name_says_what_is_missing(kb, sentence: str, form: str) -> None:  # type: ignore[no-untyped-def]
+    """Refused saying a model is missing and how to ask (never the grammar's token list), with the form
+    filled with example models (kbq:exampleWorkload), each answering on this KB."""
+    with pytest.raises(MissingModelError) as caught:
+        kb.answer(sentence)
+    assert f"ask '{form}'" in caught.value.message and "column" not in caught.value.message
+    head = form.split(" MODEL")[0]
+    examples = [q for q in caught.value.suggestions if q.startswith(head) and "MODEL" not in q]
+    assert examples, caught.value.suggestions
+    for question in caught.value.suggestions:
+        assert kb.answer(question).read_as is None  # each a canonical question that answers
+
+
+def test_a_time_question_with_no_card_stays_a_time_question(kb) -> None:  # type: ignore[no-untyped-def]
+    """No card named: the card of the model's published training run (Llama 3 8B: H100), else the first of
+    its GPU ranking (BERT-base, trained on TPUs), said; never a ranking ('fastest gpu for ...')."""
+    llama = kb.answer("how long would it take to train llama 3 8b?")
+    assert llama.kind == "time" and llama.read_as == "time to train Llama 3 8B training on 15t tokens on NVIDIA H100 SXM5"
+    assert any("the card of the KB's published training run of Llama 3 8B" in line for line in llama.explanation)
+    assert kb.answer("time to train llama 3 8b").read_as == llama.read_as  # the canonical question without a card too
+    bert = kb.answer("how long does it take to train bert base?")
+    first = kb.answer("best gpu for BERT-base training").rows[0][1]
+    assert bert.kind == "time" and bert.read_as is not None and bert.read_as.startswith("time to train BERT-base")
+    assert " on 128b tokens " in bert.read_as  # BERT-Base's pretraining: 1,000,000 steps of 128,000 tokens (paper)
+    assert any(line.startswith(f"no card named: read with {first}") or "the first of 'best gpu for" in line for line in bert.explanation)
+    with pytest.raises(UnanswerableSentenceError, match="needs the tokens"):
+        kb.answer("how long to fine-tune mistral 7b?")  # no run in the KB: the time form's own error, as a time question
+
+
+@pytest.mark.parametrize(
+    ("sentence", "canonical"),
+    [
+        ("could llama 3 8b go on an rtx 4060 ti 16gb?", "does Llama 3 8B fit on GeForce RTX 4060 Ti 16GB"),
+        ("has anyone tried llama 3 8b on a 3060 12gb?", "does Llama 3 8B fit on GeForce RTX 3060 12GB"),
+        ("请问两张A100是否能部署llama 3 70b", "does Llama 3 70B fit on 2 x A100"),
+        ("can a 3090 support llama 3 70b at q4", "does Llama 3 70B at Q4_K_M fit on GeForce RTX 3090"),
+        ("does the 3090 support bf16?", "describe GeForce RTX 3090"),
+        ("is the rtx 4090 compatible with fp8?", "describe GeForce RTX 4090"),
+    ],
+)
+def test_fit_and_supports_cues(kb, sentence: str, canonical: str) -> None:  # type: ignore[no-untyped-def]
+    """'could', 'has anyone tried', 是否能 cue a fit; 'support'/'compatible' a card's description (its native
+    precisions and supporting software), or a fit when a model is named."""
+    _same_answer(kb, sentence, canonical)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "canonical"),
+    [
+        ("部署deepseek v3需要几张A100的80G的卡", "how many NVIDIA A100 SXM4 80GB for DeepSeek-V3"),
+        ("how many pieces of 80g a100 for deepseek v3", "how many NVIDIA A100 SXM4 80GB for DeepSeek-V3"),
+        ("how many 40g a100 for llama 3 70b", "how many NVIDIA A100 PCIe 40GB for Llama 3 70B"),
+        ("用2张4090跑llama 3 70b可以吗", "does Llama 3 70B fit on 2 x GeForce RTX 4090"),
+        ("can 3 x rtx 3090 (72gb vram) run llama 3 70b at q4", "does Llama 3 70B at Q4_K_M fit on 3 x GeForce RTX 3090"),
+        ("can I run llama 3 70b at q4 on a 3090 with 64gb system ram", "does Llama 3 70B at Q4_K_M fit on GeForce RTX 3090"),
+    ],
+)
+def test_a_memory_beside_a_card_picks_its_variant(kb, sentence: str, canonical: str) -> None:  # type: ignore[no-untyped-def]
+    """'80g' is gigabytes; beside a card it picks the variant with that memory; the memory of several
+    counted cards (3 x 24 = 72) is theirs; a computer's memory ('64gb system ram') is not hardware."""
+    _same_answer(kb, sentence, canonical)
+
+
+def test_a_memory_no_variant_of_the_card_has_is_a_budget_said(kb) -> None:  # type: ignore[no-untyped-def]
+    answer = kb.answer("will llama 3 8b run on a 3080 16gb?")
+    assert answer.read_as == "does Llama 3 8B fit on 16gb"
+    note = next(line for line in answer.explanation if line.startswith("the KB has no 3080 with 16GB"))
+    assert "GeForce RTX 3080 10GB" in note and "GeForce RTX 3080 12GB" in note
+
+
+def test_a_reported_rate_is_left_out_and_said(kb) -> None:  # type: ignore[no-untyped-def]
+    answer = kb.answer("Llama 3 8B on a 3090 gets 7 tokens/s, is this normal?")
+    assert answer.kind == "speed" and answer.read_as == "speed of Llama 3 8B on GeForce RTX 3090"
+    assert "'7 tokens/s' is what the sentence reports: left out of the reading; compare it with kbq's estimate" in answer.explanation
+
+
+def test_chinese_or_between_two_cards_compares_them(kb) -> None:  # type: ignore[no-untyped-def]
+    answer = kb.answer("3090或4090 单卡跑qwen2.5 32b吗")
+    assert answer.read_as == "GeForce RTX 3090 vs GeForce RTX 4090 for Qwen2.5-32B"
+    assert any(line.startswith("compare:") for line in answer.explanation)
