@@ -79,7 +79,7 @@ def test_fit_and_supports_cues(kb, sentence: str, canonical: str) -> None:  # ty
         ("how many pieces of 80g a100 for deepseek v3", "how many NVIDIA A100 SXM4 80GB for DeepSeek-V3"),
         ("how many 40g a100 for llama 3 70b", "how many NVIDIA A100 PCIe 40GB for Llama 3 70B"),
         ("用2张4090跑llama 3 70b可以吗", "does Llama 3 70B fit on 2 x GeForce RTX 4090"),
-        ("can 3 x rtx 3090 (72gb vram) run llama 3 70b at q4", "does Llama 3 70B at Q4_K_M fit on 3 x GeForce RTX 3090"),
+        ("can 3 x rtx 3090 (72gb) run llama 3 70b at q4", "does Llama 3 70B at Q4_K_M fit on 3 x GeForce RTX 3090"),
         ("can I run llama 3 70b at q4 on a 3090 with 64gb system ram", "does Llama 3 70B at Q4_K_M fit on GeForce RTX 3090"),
     ],
 )
