@@ -77,6 +77,7 @@ class Reader:
         self._deictic: list[str] = []  # words standing for a model not named ('this model', 'it')
         self._near_read = False  # near names corrected (once, before the first spans)
         self._family_note = ""  # the note of a family read as its smallest size (dropped when a size follows it)
+        self._processes: list[str] = []  # the IRIs of the processes the sentence names
 
     # --- what the sentence names --------------------------------------------------------------
 
@@ -145,6 +146,9 @@ class Reader:
                 mode = self.cat.modes.get(normalise(text))
                 if mode is not None:
                     candidates.append(Span(i, j, "mode", mode.label))
+                key = self.cat.keys.get(normalise(text)) if j - i <= 3 else None
+                if key is not None:  # 'memory bandwidth', 'tdp', 'cuda cores': a figure of a card, by its query key
+                    candidates.append(Span(i, j, "key", key.key))
         candidates += self._quantities()
         chosen: list[Span] = []
         taken: set[int] = set()
@@ -476,6 +480,10 @@ class Reader:
         slots["with"] = _settings_clause(settings)
         money = by_role.get("money", [])
         slots["under"] = f" under {money[0].text}" if money else ""
+        self._processes = [t.iri for span in by_role.get("process", []) for t in span.terms]
+        keys = by_role.get("key", [])
+        if keys:
+            slots["key"] = keys[0].text
         mode = by_role.get("mode", [])
         qualifiers = " ".join(s.text for s in by_role.get("qualifier", []))
         slots["mode"] = " ".join(p for p in ((mode[0].text if mode else "best"), qualifiers) if p)
@@ -550,6 +558,12 @@ class Reader:
         """The tokens of the KB's published training run of the model asked ('how long to train llama 3
         8b on 64 h100s': Llama 3 8B's pretraining, 15T tokens), for a time question that names none; the
         answer says whose run it is. Nothing when the KB holds no run of that model."""
+        if self._processes:  # a fine-tuning (a process that refines another, kbq:refines) is not the pretraining run
+            from kbq.lang import terms
+
+            values = " ".join(terms.iri(p) for p in self._processes)
+            if self.run(PREFIXES + f"SELECT ?p WHERE {{ VALUES ?p {{ {values} }} ?p kbq:refines ?general }} LIMIT 1").rows:
+                return
         words = slots["workload"].split()
         labels = " ".join(_literal(" ".join(words[:n])) for n in range(len(words), 0, -1))
         rows = self.run(
@@ -680,7 +694,7 @@ class Reader:
         ]
 
     def _unnamed_note(self, intent: Intent, template: str, slots: dict[str, str]) -> list[str]:
-        if template not in intent.unnamed:
+        if template not in intent.unnamed or "{hardware}" not in template:  # the reverse question's note
             return self.notes
         said = [s for s in self._deictic if s]
         stand_in = f" ('{said[0]}' names none)" if said else ""
@@ -697,7 +711,9 @@ class Reader:
         refused with this, saying what is missing and how to ask, not read as the reverse question."""
         if not cued:
             return None
-        first = cued[0]
+        # the first intent that reads more than a sentence naming no model ('how many cuda cores does the
+        # 4090 have': a card's figure, kbq:noModelTemplate only; 'how many 4090s do I need': a model is missing)
+        first = next((i for i in cued if any(t not in i.unnamed for t in i.templates)), cued[0])
         if not first.templates:
             return None
         needs = [t for t in first.templates if t not in first.unnamed]
@@ -719,6 +735,13 @@ class Reader:
         shown = shown.replace("{workload}", f"MODEL{process}") if what == "model" else shown.replace("{hardware}", "HARDWARE")
         shown = _SLOT.sub(lambda m: slots.get(m.group(1), m.group(1).upper()), shown)
         return f"this sentence names no {what}, and a {first.label} question needs one: ask '{shown}'"
+
+    @staticmethod
+    def _before_missing(intent: Intent, cued: list[Intent]) -> bool:
+        """Whether a no-model template's intent comes before the first intent that needs a model ('how
+        many cuda cores does the 3090 have': the card's figure, before 'how many GPU for MODEL')."""
+        first = next((i for i in cued if any(t not in i.unnamed for t in i.templates)), None)
+        return first is not None and cued.index(intent) < cued.index(first)
 
     def _with_examples(self, intent: Intent, slots: dict[str, str], check: CheckFn) -> list[str]:
         """The intent's question with each of its example models (kbq:exampleWorkload) and what the
@@ -777,7 +800,9 @@ class Reader:
                 if template in intent.unplaced and not self._unplaced_applies(slots):
                     continue
                 if template in intent.unnamed and (
-                    "workload" in slots or missing is not None or not self._refused_names_nothing(spans)
+                    "workload" in slots
+                    or (missing is not None and not self._before_missing(intent, cued))
+                    or not self._refused_names_nothing(spans)
                 ):
                     continue  # the reverse question only when no model, size or process is named
                 tried.append(text)
@@ -959,7 +984,7 @@ _ROLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("precision", (PRECISION,)),
     ("chassis", (CHASSIS_KIND,)),
 )
-_ROLE_ORDER = {"gpu": 0, "workload": 1, "budget": 2, "setting": 3, "process": 4, "precision": 5, "mode": 6}
+_ROLE_ORDER = {"gpu": 0, "workload": 1, "budget": 2, "setting": 3, "process": 4, "precision": 5, "mode": 6, "key": 8}
 
 
 def _settings_clause(settings: list[str]) -> str:
