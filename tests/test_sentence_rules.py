@@ -106,3 +106,26 @@ def test_chinese_or_between_two_cards_compares_them(kb) -> None:  # type: ignore
     answer = kb.answer("3090或4090 单卡跑qwen2.5 32b吗")
     assert answer.read_as == "GeForce RTX 3090 vs GeForce RTX 4090 for Qwen2.5-32B"
     assert any(line.startswith("compare:") for line in answer.explanation)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "canonical"),
+    [
+        ("What is the memory bandwidth of the 4090?", "bandwidth of GeForce RTX 4090"),
+        ("how many cuda cores does the 3090 have", "cuda_cores of GeForce RTX 3090"),
+        ("how much vram does the 3090 have", "memory of GeForce RTX 3090"),
+        ("4090的显存带宽是多少", "bandwidth of GeForce RTX 4090"),
+    ],
+)
+def test_a_figure_of_a_card_reads_as_key_of_gpu(kb, sentence: str, canonical: str) -> None:  # type: ignore[no-untyped-def]
+    """A card and one of the language's query keys, and no model: KEY of GPU (the figure intent's
+    no-model template); with a model named the other intents read it."""
+    _same_answer(kb, sentence, canonical)
+    assert kb.answer("how much vram does llama 3 8b need on a 3090").read_as == "memory for Llama 3 8B on GeForce RTX 3090"
+
+
+def test_a_fine_tuning_time_does_not_take_the_pretraining_tokens(kb) -> None:  # type: ignore[no-untyped-def]
+    """The KB's training runs are pretraining runs: their tokens are no fine-tuning's (kbq:refines)."""
+    assert kb.answer("how long to train llama 2 7b on 8 a100").read_as == "time to train Llama 2 7B training on 2t tokens on 8 x A100"
+    with pytest.raises(UnanswerableSentenceError, match="needs the tokens"):
+        kb.answer("How long to fine-tune Llama 2 7B on a single A100?")

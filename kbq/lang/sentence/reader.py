@@ -817,7 +817,8 @@ class Reader:
                     return Reading(text, intent.label, tuple(notes), template, no_model=template in intent.unnamed)
         if missing is not None:
             kind: type[UnanswerableSentenceError] = MissingModelError if "no model" in missing else MissingHardwareError
-            shown = self._with_examples(cued[0], slots, check) if kind is MissingModelError else []
+            needing = next((i for i in cued if any(t not in i.unnamed for t in i.templates)), cued[0])
+            shown = self._with_examples(needing, slots, check) if kind is MissingModelError else []
             shown += [q for q in self.nearest(spans, slots, check, tried) if q not in shown]
             raise kind(missing, query=self.text, suggestions=shown[:_READINGS_SHOWN])
         readings: list[Reading] = []
