@@ -161,7 +161,8 @@ class Reader:
         for span in chosen:  # a number inside a model's name ('deepseek-r1 671 b') is the name's, kept by it
             if span.role in ("workload", "precision"):  # '4 bit': the format's
                 self.observed.update(m.group(1) for tok in toks[span.start : span.end] if (m := re.fullmatch(r"(\d+)b?", tok)))
-        return [self._counted(s, taken) for s in sorted(chosen)]
+        named = {i for s in chosen if s.role != "key" for i in range(s.start, s.end)}  # a key word ('cards') counts nothing
+        return [self._counted(s, named) for s in sorted(chosen)]
 
     def _refined(self, chosen: list[Span]) -> list[Span]:
         """Several processes named ('fine-tune llama 3 8b with lora'): one another refines is dropped
