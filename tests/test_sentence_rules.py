@@ -50,7 +50,9 @@ def test_a_time_question_with_no_card_stays_a_time_question(kb) -> None:  # type
     first = kb.answer("best gpu for BERT-base training").rows[0][1]
     assert bert.kind == "time" and bert.read_as is not None and bert.read_as.startswith("time to train BERT-base")
     assert " on 128b tokens " in bert.read_as  # BERT-Base's pretraining: 1,000,000 steps of 128,000 tokens (paper)
-    assert any(line.startswith(f"no card named: read with {first}") or "the first of 'best gpu for" in line for line in bert.explanation)
+    assert any(
+        line.startswith(f"no card named: read with {first}") or "the first of 'best gpu for" in line for line in bert.explanation
+    )
     with pytest.raises(UnanswerableSentenceError, match="needs the tokens"):
         kb.answer("how long to fine-tune mistral 7b?")  # no run in the KB: the time form's own error, as a time question
 
@@ -99,7 +101,9 @@ def test_a_memory_no_variant_of_the_card_has_is_a_budget_said(kb) -> None:  # ty
 def test_a_reported_rate_is_left_out_and_said(kb) -> None:  # type: ignore[no-untyped-def]
     answer = kb.answer("Llama 3 8B on a 3090 gets 7 tokens/s, is this normal?")
     assert answer.kind == "speed" and answer.read_as == "speed of Llama 3 8B on GeForce RTX 3090"
-    assert "'7 tokens/s' is what the sentence reports: left out of the reading; compare it with kbq's estimate" in answer.explanation
+    assert (
+        "'7 tokens/s' is what the sentence reports: left out of the reading; compare it with kbq's estimate" in answer.explanation
+    )
 
 
 def test_chinese_or_between_two_cards_compares_them(kb) -> None:  # type: ignore[no-untyped-def]
@@ -126,6 +130,21 @@ def test_a_figure_of_a_card_reads_as_key_of_gpu(kb, sentence: str, canonical: st
 
 def test_a_fine_tuning_time_does_not_take_the_pretraining_tokens(kb) -> None:  # type: ignore[no-untyped-def]
     """The KB's training runs are pretraining runs: their tokens are no fine-tuning's (kbq:refines)."""
-    assert kb.answer("how long to train llama 2 7b on 8 a100").read_as == "time to train Llama 2 7B training on 2t tokens on 8 x A100"
+    assert (
+        kb.answer("how long to train llama 2 7b on 8 a100").read_as
+        == "time to train Llama 2 7B training on 2t tokens on 8 x A100"
+    )
     with pytest.raises(UnanswerableSentenceError, match="needs the tokens"):
         kb.answer("How long to fine-tune Llama 2 7B on a single A100?")
+
+
+def test_a_card_number_with_its_variant_letters_glued_on(kb) -> None:  # type: ignore[no-untyped-def]
+    """'4090d': the KB's one card whose name ends so (GeForce RTX 4090 D), said; a number no card's
+    name ends with is left alone."""
+    answer = kb.answer("can a 4090d run qwen2.5 14b")
+    assert answer.read_as == "does Qwen2.5-14B fit on GeForce RTX 4090 D"
+    assert "read '4090d' as GeForce RTX 4090 D, the KB's one card whose name ends so" in answer.explanation
+    from kbq.lang.sentence import near
+
+    assert near.card_tail("4090d", kb.catalog) == "GeForce RTX 4090 D"
+    assert near.card_tail("128k", kb.catalog) is None and near.card_tail("4090", kb.catalog) is None

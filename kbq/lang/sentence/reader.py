@@ -50,6 +50,7 @@ def _literal(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+_COMPARE = "compare it with kbq's estimate"
 _TOP_NOTE = "no card named: read with {gpu}, the first of 'best gpu for {workload}'; name a card for another"
 _RUN_NOTE = (
     "no card named: read with {gpu}, the card of the KB's published training run of {workload} (kb/training_runs.ttl); "
@@ -90,13 +91,18 @@ class Reader:
     def _near_names(self, spans: list[Span]) -> None:
         """Typos of the KB's name words ('llamma 3', 'rthx 3060') and the tail of one model's name
         ('large-v3') in words no span reads: corrected when they then name a card or a model, said."""
-        from kbq.lang.sentence.near import corrected, tail
+        from kbq.lang.sentence.near import card_tail, corrected, tail
 
         covered = {i for s in spans for i in range(s.start, s.end)}
         known = set(self._known_words())
         toks, notes = corrected(self.toks, self.cat, known, covered)
         out: list[str] = []
         for i, word in enumerate(toks):
+            card = card_tail(word, self.cat) if i not in covered else None
+            if card is not None:
+                out += _tokens(card.lower())
+                notes.append(f"read '{word}' as {card}, the KB's one card whose name ends so")
+                continue
             model = tail(word, self.cat) if i not in covered and "-" in word else None
             if model is None:
                 out.append(word)
@@ -220,7 +226,8 @@ class Reader:
         value /= count
         rows = self.run(
             PREFIXES + f"SELECT DISTINCT ?v ?l ?m WHERE {{ VALUES ?named {{ {iris} }} "
-            "{ ?named a kbq:GPU BIND(?named AS ?v) } UNION { ?v kbq:gpuFamily ?named } UNION { ?named kbq:gpuFamily ?f . ?v kbq:gpuFamily ?f } "
+            "{ ?named a kbq:GPU BIND(?named AS ?v) } UNION { ?v kbq:gpuFamily ?named } "
+            "UNION { ?named kbq:gpuFamily ?f . ?v kbq:gpuFamily ?f } "
             "?v a kbq:GPU ; rdfs:label ?l ; kbq:memory ?m } ORDER BY ?m ?l"
         ).rows
         variants = [Term(str(v), str(label), frozenset({GPU})) for v, label, _ in rows]
@@ -272,7 +279,7 @@ class Reader:
             if re.fullmatch(_REPORTED, tok) and (rate := self._rate_follows(i + 1)):  # '18-22 tokens per second': reported
                 self.observed.update(re.findall(r"\d+", tok))
                 said = f"{tok} {' '.join(toks[i + 1 : i + 1 + rate])}"
-                self.notes.append(f"'{said}' is what the sentence reports: left out of the reading; compare it with kbq's estimate")
+                self.notes.append(f"'{said}' is what the sentence reports: left out of the reading; {_COMPARE}")
                 continue
             unit_tokens = 1
             value, unit = self._number(tok)
@@ -305,10 +312,8 @@ class Reader:
 
     def _rate_follows(self, j: int) -> int:
         """The words of a rate ('tokens/second', 'tokens per second', 't/s') starting at word j (0: none)."""
-        return next(
-            (n for n in (3, 2, 1) if j + n <= len(self.toks) and self.lex.roles.get(f"rate:{' '.join(self.toks[j : j + n])}") == "rate"),
-            0,
-        )
+        toks = self.toks
+        return next((n for n in (3, 2, 1) if j + n <= len(toks) and self.lex.roles.get(f"rate:{' '.join(toks[j : j + n])}")), 0)
 
     def _settings(self) -> list[Span]:
         toks = self.toks
