@@ -328,7 +328,7 @@ class Reader:
                 if after in ("per", "/s") or (j + 1 < len(toks) and toks[j + 1] in ("second", "sec", "s")):
                     break
                 for k, number in ((j, after), (i - 1, before)):
-                    value, unit = self._number(number)
+                    value, unit = self._number(number, sizes=True)  # '100b tokens': a count, not a model's size
                     if value is not None and (not unit or unit in ("k", "m", "b", "t")):
                         lo, hi = min(i, k), max(j, k + 1)
                         out.append(Span(lo, hi, "setting", f"{number} {setting.label}"))
@@ -340,9 +340,10 @@ class Reader:
                 break
         return out
 
-    def _number(self, tok: str) -> tuple[float | None, str]:
+    def _number(self, tok: str, sizes: bool = False) -> tuple[float | None, str]:
+        """A number and its unit ('24gb', '$1500', '128k'); a model size ('70b') only when `sizes`."""
         match = _NUMBER.match(tok)
-        if not match or _SIZE.match(tok):
+        if not match or (_SIZE.match(tok) and not sizes):
             return None, ""
         return float(match.group(1)), match.group(2)
 
@@ -719,7 +720,7 @@ class Reader:
             return None
         # the first intent that reads more than a sentence naming no model ('how many cuda cores does the
         # 4090 have': a card's figure, kbq:noModelTemplate only; 'how many 4090s do I need': a model is missing)
-        first = next((i for i in cued if any(t not in i.unnamed for t in i.templates)), cued[0])
+        first = _leading(cued) or cued[0]
         if not first.templates:
             return None
         needs = [t for t in first.templates if t not in first.unnamed]
@@ -746,7 +747,7 @@ class Reader:
     def _before_missing(intent: Intent, cued: list[Intent]) -> bool:
         """Whether a no-model template's intent comes before the first intent that needs a model ('how
         many cuda cores does the 3090 have': the card's figure, before 'how many GPU for MODEL')."""
-        first = next((i for i in cued if any(t not in i.unnamed for t in i.templates)), None)
+        first = _leading(cued)
         return first is not None and cued.index(intent) < cued.index(first)
 
     def _with_examples(self, intent: Intent, slots: dict[str, str], check: CheckFn) -> list[str]:
@@ -813,7 +814,7 @@ class Reader:
                     continue  # the reverse question only when no model, size or process is named
                 tried.append(text)
                 error = check(text)
-                if error is not None and intent is cued[0] and first_error is None:
+                if error is not None and intent is _leading(cued) and first_error is None:
                     first_error = (text, getattr(error, "message", str(error)))
                 if error is None:
                     notes = self._unplaced_note(intent, template, slots)
@@ -823,7 +824,7 @@ class Reader:
                     return Reading(text, intent.label, tuple(notes), template, no_model=template in intent.unnamed)
         if missing is not None:
             kind: type[UnanswerableSentenceError] = MissingModelError if "no model" in missing else MissingHardwareError
-            needing = next((i for i in cued if any(t not in i.unnamed for t in i.templates)), cued[0])
+            needing = _leading(cued) or cued[0]
             shown = self._with_examples(needing, slots, check) if kind is MissingModelError else []
             shown += [q for q in self.nearest(spans, slots, check, tried) if q not in shown]
             raise kind(missing, query=self.text, suggestions=shown[:_READINGS_SHOWN])
@@ -946,6 +947,8 @@ class Reader:
         self._hint, self._narrowed, self._mixture = "", False, False
         words = Words(self.cat, self.text)
         for i, tok in enumerate(self.toks):
+            if i in named and tok in " ".join(s.text for s in self._settings()).split():
+                continue  # '100b tokens': a setting's number, not a model's size
             parts = re.split(r"[-_]", tok)
             for k, part in enumerate(parts):
                 if not _SIZE.match(part):
@@ -992,6 +995,13 @@ _ROLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("chassis", (CHASSIS_KIND,)),
 )
 _ROLE_ORDER = {"gpu": 0, "workload": 1, "budget": 2, "setting": 3, "process": 4, "precision": 5, "mode": 6, "key": 8}
+
+
+def _leading(cued: list[Intent]) -> Intent | None:
+    """The first cued intent that reads more than a sentence naming no model: an intent with only
+    no-model templates (a card's figure) reads a sentence or steps aside, and never decides what a
+    sentence lacks or why its reading cannot answer."""
+    return next((i for i in cued if any(t not in i.unnamed for t in i.templates)), None)
 
 
 def _settings_clause(settings: list[str]) -> str:
