@@ -148,3 +148,36 @@ def test_a_card_number_with_its_variant_letters_glued_on(kb) -> None:  # type: i
 
     assert near.card_tail("4090d", kb.catalog) == "GeForce RTX 4090 D"
     assert near.card_tail("128k", kb.catalog) is None and near.card_tail("4090", kb.catalog) is None
+
+
+@pytest.mark.parametrize(
+    ("sentence", "canonical"),
+    [
+        (
+            "how long to pretrain a 1b model on 100b tokens on 8 h100",
+            "time to train 1b dense decoder training with 100b tokens on 8 x H100",
+        ),
+        ("how many GPU hours to train llama 2 7b?", "time to train Llama 2 7B training on 2t tokens on NVIDIA A100 SXM4 80GB"),
+        ("What context length can I fit with llama 3.1 8b on 16gb?", "max context for Llama 3.1 8B on 16gb"),
+    ],
+)
+def test_time_and_context_phrasings(kb, sentence: str, canonical: str) -> None:  # type: ignore[no-untyped-def]
+    """'100b tokens' is a count of tokens (not a model's size); 'how many gpu hours' asks a time, not a
+    count of cards; 'what context length can I fit' the longest context."""
+    _same_answer(kb, sentence, canonical)
+
+
+def test_a_time_question_whose_reading_cannot_answer_says_why(kb) -> None:  # type: ignore[no-untyped-def]
+    """'training time of X on Y' (the figure intent's 'of' cued first, but it reads only sentences naming no
+    model): the time reading's own error, not a list of other readings."""
+    with pytest.raises(UnanswerableSentenceError, match="read as 'time to train GPT-2 Small training on 8 x V100'"):
+        kb.answer("training time of gpt-2 on 8 v100")
+
+
+def test_a_supports_reading_says_which_rows_answer(kb) -> None:  # type: ignore[no-untyped-def]
+    answer = kb.answer("does the a100 support fp8?")
+    assert answer.read_as == "describe A100" and any("'native precision'" in line for line in answer.explanation)
+    natives = [str(row[1]) for row in answer.rows if str(row[0]).startswith("native precision")]
+    assert "BF16" in natives and "FP8" not in natives  # Ampere has no FP8: the rows answer the question
+    fit = kb.answer("can a 3090 support llama 3 70b at q4")
+    assert not any("'native precision'" in line for line in fit.explanation)

@@ -13,6 +13,7 @@ from kbq.lang.catalog import PREFIXES, Catalog, Term
 from kbq.store.resources import KB_NS
 
 DATA_SIZE = KB_NS + "DataSize"
+COUNT = KB_NS + "Count"  # the dimension of a setting that counts (tokens, batch, epochs)
 MONEY = KB_NS + "Money"
 T = TypeVar("T")
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
@@ -37,6 +38,7 @@ class Intent(NamedTuple):
     unplaced: frozenset[str] = frozenset()  # templates for a question that names no hardware (a ranking)
     unnamed: frozenset[str] = frozenset()  # templates for a question that names hardware but no model (the reverse)
     examples: tuple[str, ...] = ()  # models a refusal's suggestions fill the templates with (kbq:exampleWorkload)
+    note: str = ""  # what the answer to a reading of this intent says (kbq:readingNote)
 
 
 class Lexicon(NamedTuple):
@@ -107,13 +109,16 @@ def _read_lexicon(catalog: Catalog, chinese: bool) -> Lexicon:
     assert catalog.run is not None
     rows = catalog.run(
         PREFIXES
-        + """SELECT ?i ?label ?priority ?cue ?template ?unplaced ?unnamed ?example WHERE {
+        + """SELECT ?i ?label ?priority ?cue ?template ?unplaced ?unnamed ?example ?note WHERE {
   ?i a kbq:SentenceIntent ; rdfs:label ?label ; kbq:intentPriority ?priority .
   { ?i kbq:cue ?cue } UNION { ?i kbq:template ?template } UNION { ?i kbq:unplacedTemplate ?unplaced }
-  UNION { ?i kbq:noModelTemplate ?unnamed } UNION { ?i kbq:exampleWorkload ?example } }"""
+  UNION { ?i kbq:noModelTemplate ?unnamed } UNION { ?i kbq:exampleWorkload ?example } UNION { ?i kbq:readingNote ?note } }"""
     ).rows
     found: dict[str, tuple[str, int, set[str], set[str], set[str], set[str], set[str]]] = {}
-    for iri, label, priority, cue, template, unplaced, unnamed, example in rows:
+    notes: dict[str, str] = {}
+    for iri, label, priority, cue, template, unplaced, unnamed, example, note in rows:
+        if note is not None:
+            notes[str(label)] = str(note)
         entry = found.setdefault(str(iri), (str(label), int(str(priority)), set(), set(), set(), set(), set()))
         if example is not None:
             entry[6].add(str(example))
@@ -137,6 +142,7 @@ def _read_lexicon(catalog: Catalog, chinese: bool) -> Lexicon:
                     frozenset(unplaced),
                     frozenset(unnamed),
                     tuple(sorted(examples)),
+                    notes.get(label, ""),
                 )
                 for label, priority, cues, templates, unplaced, unnamed, examples in found.values()
             ),

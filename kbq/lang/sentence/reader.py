@@ -17,6 +17,7 @@ from kbq.lang.sentence.lexicon import (
     _PUNCTUATION,
     _SIZE,
     _SLOT,
+    COUNT,
     DATA_SIZE,
     MONEY,
     AmbiguousSentenceError,
@@ -328,7 +329,8 @@ class Reader:
                 if after in ("per", "/s") or (j + 1 < len(toks) and toks[j + 1] in ("second", "sec", "s")):
                     break
                 for k, number in ((j, after), (i - 1, before)):
-                    value, unit = self._number(number, sizes=True)  # '100b tokens': a count, not a model's size
+                    counted = setting.dimension == COUNT  # '100b tokens': a count in billions, not a model's size
+                    value, unit = self._number(number, sizes=counted and k == i - 1)
                     if value is not None and (not unit or unit in ("k", "m", "b", "t")):
                         lo, hi = min(i, k), max(j, k + 1)
                         out.append(Span(lo, hi, "setting", f"{number} {setting.label}"))
@@ -819,6 +821,8 @@ class Reader:
                 if error is None:
                     notes = self._unplaced_note(intent, template, slots)
                     notes = notes if template not in intent.unnamed else self._unnamed_note(intent, template, slots)
+                    if intent.note and template in intent.unnamed:  # what the no-model reading answers
+                        notes = [*notes, intent.note]
                     if "{topgpu}" in template and template not in intent.unplaced:
                         notes = [*notes, _TOP_NOTE.format(gpu=slots["topgpu"], workload=slots["workload"])]
                     return Reading(text, intent.label, tuple(notes), template, no_model=template in intent.unnamed)
