@@ -181,3 +181,18 @@ def test_a_supports_reading_says_which_rows_answer(kb) -> None:  # type: ignore[
     assert "BF16" in natives and "FP8" not in natives  # Ampere has no FP8: the rows answer the question
     fit = kb.answer("can a 3090 support llama 3 70b at q4")
     assert not any("'native precision'" in line for line in fit.explanation)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "canonical"),
+    [
+        ("what's the difference between the 4090 and the 4090 D", "compare GeForce RTX 4090 vs GeForce RTX 4090 D"),
+        ("Is the H20 slower than the H100?", "compare NVIDIA H20 vs H100"),
+        ("Is the L40S any good?", "describe NVIDIA L40S"),
+        ("does llama 3 8b fit on a 3090 ti", "does Llama 3 8B fit on GeForce RTX 3090 Ti"),
+    ],
+)
+def test_cards_and_their_variant_words(kb, sentence: str, canonical: str) -> None:  # type: ignore[no-untyped-def]
+    """'4090 D': a card's number and a variant word apart name another card; the end of a card's name
+    ('ti') is never dropped as a sentence's wrapping; 'slower than' compares, 'any good' describes."""
+    _same_answer(kb, sentence, canonical)

@@ -98,7 +98,17 @@ class Reader:
         known = set(self._known_words())
         toks, notes = corrected(self.toks, self.cat, known, covered)
         out: list[str] = []
+        skip = -1
         for i, word in enumerate(toks):
+            if i == skip:
+                continue
+            glued = f"{word}{toks[i + 1]}" if i + 1 < len(toks) and i + 1 not in covered and toks[i + 1].isalpha() else ""
+            card = card_tail(glued, self.cat) if glued else None  # '4090 d': another card than the 4090
+            if card is not None:
+                out += _tokens(card.lower())
+                notes.append(f"read '{word} {toks[i + 1]}' as {card}, the KB's one card whose name ends so")
+                skip = i + 1
+                continue
             card = card_tail(word, self.cat) if i not in covered else None
             if card is not None:
                 out += _tokens(card.lower())
@@ -664,6 +674,10 @@ class Reader:
                 outer = [w.strip(_PUNCTUATION).lower() for w in words[:left] + words[len(words) - right :]]
                 if self._names_any(outer) or not all(self._chatty(w) for w in outer) or self.unknown & set(outer):
                     continue  # only words that mean nothing to the language are dropped, never the unknown name
+                end = len(words) - right
+                edges = [words[max(0, left - 1) : left + 1] if left else [], words[end - 1 : end + 1] if right else []]
+                if self._names_any([" ".join(w.strip(_PUNCTUATION).lower() for w in edge) for edge in edges if edge]):
+                    continue  # nor the end of a name ('... fit on a 3090 ti': 'ti' is the card's)
                 if _form(inner) is not None and _compiles(inner, self.cat, self.run):  # what they wrote: run once, as the answer
                     return Reading(inner, "as written", tuple(self.notes))
         return None
