@@ -20,7 +20,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import pyoxigraph as ox
@@ -290,7 +290,7 @@ def build(
     work = Path(tmp) if tmp is not None else path.with_name(f"{path.name}.tmp-{os.getpid()}-{os.urandom(4).hex()}")
     try:
         work.mkdir(parents=True, exist_ok=True)
-        writer = _AssertedWriter(store, work)
+        writer = _SnapshotWriter(store, work)
     except (OSError, RuntimeError) as exc:
         raise _cannot_write(path, work, exc) from None
     try:
@@ -351,68 +351,57 @@ def _validate_and_reason(
     return rounds, seconds
 
 
-class _AssertedWriter:
-    """The on-disk store of a snapshot being built, its ASSERTED graph written by a thread while
-    the build validates and reasons (which never change that graph): on two cores the write, about
-    6 us of CPU per quad in RocksDB, overlaps the reasoning. Quad by quad from the in-memory
-    store (a dump and load would rename the blank nodes, and costs more CPU: parsing N-Quads)."""
+class _SnapshotWriter:
+    """The on-disk store of a snapshot being built, written by another process
+    (kbq/build/snapshot_writer.py says why): the ASSERTED graph while the build validates and
+    reasons (which never change that graph), the rest when `finish` hands it over. The graphs
+    travel as N-Quads files in the work folder, removed before the manifest is written."""
 
     def __init__(self, store: ox.Store, work: Path) -> None:
+        import subprocess
         import threading
 
-        # the building thread waits for the GIL after each query; by default up to 5 ms (many queries)
-        self._interval = sys.getswitchinterval()
-        sys.setswitchinterval(min(self._interval, 0.0002))
-        self.disk: ox.Store | None = ox.Store(str(work))
-        self._stopped = False
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._write, args=(store,), name="kbq-snapshot-writer", daemon=True)
-        self._thread.start()
+        self.work = work
+        self.proc: subprocess.Popen[bytes] | None = None
+        self._failed: BaseException | None = None
 
-    def _quads(self, store: ox.Store) -> Iterator[ox.Quad]:
-        # a Python generator: its bytecode lets the interpreter hand the GIL to the reasoning thread
-        for quad in store.quads_for_pattern(None, None, None, ox.NamedNode(resources.ASSERTED_GRAPH)):
-            if self._stopped:
-                return
-            yield quad
+        def start() -> None:  # a thread: the dump releases the GIL, and the build goes on meanwhile
+            try:
+                asserted = ox.NamedNode(resources.ASSERTED_GRAPH)
+                store.dump(str(work / "asserted.nq"), format=ox.RdfFormat.N_QUADS, from_graph=asserted)
+                script = Path(__file__).with_name("snapshot_writer.py")
+                argv = [sys.executable, "-P", str(script), str(work), str(work / "asserted.nq"), str(work / "rest.nq")]
+                self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL)
+            except BaseException as exc:  # noqa: BLE001 - handed to the building thread by finish()
+                self._failed = exc
 
-    def _write(self, store: ox.Store) -> None:
-        try:
-            assert self.disk is not None
-            _bulk_extend(self.disk, self._quads(store))
-        except BaseException as exc:  # noqa: BLE001 - handed to the building thread by finish()
-            self._error = exc
+        self._starter = threading.Thread(target=start, name="kbq-snapshot-writer", daemon=True)
+        self._starter.start()
 
     def finish(self, rest: Iterable[ox.Quad]) -> None:
-        """Wait for the ASSERTED graph, add `rest`, flush and close the store."""
-        self._thread.join()
-        sys.setswitchinterval(self._interval)
-        if self._error is not None:
-            raise self._error
-        assert self.disk is not None
-        _bulk_extend(self.disk, rest)
-        self.disk.flush()
-        # compacted into one sorted run per index: the graphs arrive as two or more bulk loads, and
-        # queries on the uncompacted files read each (the shipped KB: 22 -> 13 ms for a warm query)
-        self.disk.optimize()
-        self.disk = None
+        """Hand over `rest` and wait until the store is written, flushed, compacted and closed."""
+        self._starter.join()
+        if self._failed is not None or self.proc is None:
+            raise self._failed or OSError(0, "the snapshot writer did not start")
+        try:
+            ox.serialize(rest, str(self.work / "rest.nq"), format=ox.RdfFormat.N_QUADS)
+            _out, err = self.proc.communicate(b"go\n")
+        except BaseException:
+            self.abandon()
+            raise
+        finally:
+            for name in ("asserted.nq", "rest.nq"):
+                (self.work / name).unlink(missing_ok=True)
+        if self.proc.returncode != 0:
+            message = err.decode(errors="replace").strip().splitlines()
+            raise OSError(0, (message or [f"the snapshot writer stopped (status {self.proc.returncode})"])[-1])
 
     def abandon(self) -> None:
-        self._stopped = True
-        self._thread.join()
-        sys.setswitchinterval(self._interval)
-        self.disk = None
-
-
-_BATCH = 1_000_000  # quads: pyoxigraph's bulk-load batch
-
-
-def _bulk_extend(disk: ox.Store, quads: Iterable[ox.Quad]) -> None:
-    """`disk.bulk_extend` one batch at a time: in one call, pyoxigraph holds up to three batches
-    (about 0.5 GB each) while its threads write the files; one at a time bounds the build's peak."""
-    rest = iter(quads)
-    while (head := next(rest, None)) is not None:
-        disk.bulk_extend(itertools.chain((head,), itertools.islice(rest, _BATCH - 1)))
+        """Stop the writer now (the build failed: the caller removes the folder)."""
+        self._starter.join()
+        if self.proc is not None and self.proc.returncode is None:
+            self.proc.kill()
+            self.proc.communicate()
 
 
 def _discard(work: Path) -> None:
