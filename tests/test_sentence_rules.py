@@ -196,3 +196,17 @@ def test_cards_and_their_variant_words(kb, sentence: str, canonical: str) -> Non
     """'4090 D': a card's number and a variant word apart name another card; the end of a card's name
     ('ti') is never dropped as a sentence's wrapping; 'slower than' compares, 'any good' describes."""
     _same_answer(kb, sentence, canonical)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "canonical"),
+    [
+        ("what's the best llm I can run on a 4090?", "models that fit on GeForce RTX 4090"),
+        ("Which LLM should I use with my 3060 12GB?", "models that fit on GeForce RTX 3060 12GB"),
+        ("which is the best model for a 3090 at q4", "models that fit on GeForce RTX 3090 at Q4_K_M"),
+    ],
+)
+def test_the_best_model_for_a_card_is_the_reverse_question(kb, sentence: str, canonical: str) -> None:  # type: ignore[no-untyped-def]
+    """'the best llm for my card': the models that fit on it (largest first), not the best GPU."""
+    _same_answer(kb, sentence, canonical)
+    assert kb.answer("what's the best gpu for llama 3 70b").kind == "gpus"
