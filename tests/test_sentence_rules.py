@@ -210,3 +210,13 @@ def test_the_best_model_for_a_card_is_the_reverse_question(kb, sentence: str, ca
     """'the best llm for my card': the models that fit on it (largest first), not the best GPU."""
     _same_answer(kb, sentence, canonical)
     assert kb.answer("what's the best gpu for llama 3 70b").kind == "gpus"
+
+
+def test_a_model_on_hardware_asks_whether_it_fits(kb) -> None:  # type: ignore[no-untyped-def]
+    """'MODEL on HARDWARE?' with no other cue asks whether it runs there (the fit cue 'on'); a model and a
+    card side by side with no word between them still get their readings."""
+    from kbq.lang.sentence import AmbiguousSentenceError
+
+    _same_answer(kb, "Mixtral 8x7B on 2x RTX 4090?", "does Mixtral 8x7B fit on 2 x GeForce RTX 4090")
+    with pytest.raises(AmbiguousSentenceError):
+        kb.answer("rtx 4090 llama 3 70b")
