@@ -220,3 +220,10 @@ def test_a_model_on_hardware_asks_whether_it_fits(kb) -> None:  # type: ignore[n
     _same_answer(kb, "Mixtral 8x7B on 2x RTX 4090?", "does Mixtral 8x7B fit on 2 x GeForce RTX 4090")
     with pytest.raises(AmbiguousSentenceError):
         kb.answer("rtx 4090 llama 3 70b")
+
+
+def test_a_weak_cue_counts_only_alone(kb) -> None:  # type: ignore[no-untyped-def]
+    """'on' cues a fit only when nothing else is cued: a time question whose reading cannot answer keeps
+    its own error rather than being answered as a fit (kbq:weakCue)."""
+    with pytest.raises(UnanswerableSentenceError, match="read as 'time to train Llama 2 7B full fine-tuning on A100'"):
+        kb.answer("How long to fine-tune Llama 2 7B on a single A100?")

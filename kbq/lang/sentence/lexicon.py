@@ -39,6 +39,7 @@ class Intent(NamedTuple):
     unnamed: frozenset[str] = frozenset()  # templates for a question that names hardware but no model (the reverse)
     examples: tuple[str, ...] = ()  # models a refusal's suggestions fill the templates with (kbq:exampleWorkload)
     note: str = ""  # what the answer to a reading of this intent says (kbq:readingNote)
+    weak: frozenset[str] = frozenset()  # cues that count only when no other intent's cue is found (kbq:weakCue)
 
 
 class Lexicon(NamedTuple):
@@ -109,16 +110,21 @@ def _read_lexicon(catalog: Catalog, chinese: bool) -> Lexicon:
     assert catalog.run is not None
     rows = catalog.run(
         PREFIXES
-        + """SELECT ?i ?label ?priority ?cue ?template ?unplaced ?unnamed ?example ?note WHERE {
+        + """SELECT ?i ?label ?priority ?cue ?template ?unplaced ?unnamed ?example ?note ?weak WHERE {
   ?i a kbq:SentenceIntent ; rdfs:label ?label ; kbq:intentPriority ?priority .
   { ?i kbq:cue ?cue } UNION { ?i kbq:template ?template } UNION { ?i kbq:unplacedTemplate ?unplaced }
-  UNION { ?i kbq:noModelTemplate ?unnamed } UNION { ?i kbq:exampleWorkload ?example } UNION { ?i kbq:readingNote ?note } }"""
+  UNION { ?i kbq:noModelTemplate ?unnamed } UNION { ?i kbq:exampleWorkload ?example } UNION { ?i kbq:readingNote ?note }
+  UNION { ?i kbq:weakCue ?weak } }"""
     ).rows
     found: dict[str, tuple[str, int, set[str], set[str], set[str], set[str], set[str]]] = {}
     notes: dict[str, str] = {}
-    for iri, label, priority, cue, template, unplaced, unnamed, example, note in rows:
+    weak: dict[str, set[str]] = {}
+    for iri, label, priority, cue, template, unplaced, unnamed, example, note, weak_cue in rows:
         if note is not None:
             notes[str(label)] = str(note)
+        if weak_cue is not None and wanted(weak_cue):
+            cue = weak_cue  # a weak cue is a cue, found like the others
+            weak.setdefault(str(label), set()).add(" ".join(_tokens(str(weak_cue).lower())))
         entry = found.setdefault(str(iri), (str(label), int(str(priority)), set(), set(), set(), set(), set()))
         if example is not None:
             entry[6].add(str(example))
@@ -143,6 +149,7 @@ def _read_lexicon(catalog: Catalog, chinese: bool) -> Lexicon:
                     frozenset(unnamed),
                     tuple(sorted(examples)),
                     notes.get(label, ""),
+                    frozenset(weak.get(label, set())),
                 )
                 for label, priority, cues, templates, unplaced, unnamed, examples in found.values()
             ),

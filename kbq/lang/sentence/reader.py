@@ -470,7 +470,9 @@ class Reader:
                 for o_which, o_start, o_end in others
             )
 
-        return [intent for intent, places in matched if not all(covered(p, intent) for p in places)]
+        found = [(intent, places) for intent, places in matched if not all(covered(p, intent) for p in places)]
+        strong = [intent for intent, places in found if any(_cue_at(texts, p) not in intent.weak for p in places)]
+        return strong or [intent for intent, _ in found]  # a weak cue ('on') counts only when no other is found
 
     def slots(self, spans: list[Span]) -> dict[str, str]:
         by_role: dict[str, list[Span]] = {}
@@ -1013,6 +1015,12 @@ _ROLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("chassis", (CHASSIS_KIND,)),
 )
 _ROLE_ORDER = {"gpu": 0, "workload": 1, "budget": 2, "setting": 3, "process": 4, "precision": 5, "mode": 6, "key": 8}
+
+
+def _cue_at(texts: tuple[str, str], place: tuple[int, int, int]) -> str:
+    """The cue found at a place (as the lexicon holds it: words joined by spaces, or Chinese as written)."""
+    which, start, end = place
+    return texts[which][start:end].strip() if which == 0 else texts[which][start:end]
 
 
 def _leading(cued: list[Intent]) -> Intent | None:
