@@ -227,3 +227,17 @@ def test_a_weak_cue_counts_only_alone(kb) -> None:  # type: ignore[no-untyped-de
     its own error rather than being answered as a fit (kbq:weakCue)."""
     with pytest.raises(UnanswerableSentenceError, match="read as 'time to train Llama 2 7B full fine-tuning on A100'"):
         kb.answer("How long to fine-tune Llama 2 7B on a single A100?")
+
+
+@pytest.mark.parametrize(
+    ("sentence", "canonical"),
+    [
+        ("两张4090能微调llama3 8b吗", "does Llama 3 8B full fine-tuning fit on 2 x GeForce RTX 4090"),
+        ("H100训练速度比A100快多少", "H100 vs A100 for training"),
+        ("4090 24G 和 A100 40G 哪个好", "compare GeForce RTX 4090 vs NVIDIA A100 PCIe 40GB"),
+    ],
+)
+def test_chinese_yes_no_questions_comparatives_and_two_cards_with_memory(kb, sentence: str, canonical: str) -> None:  # type: ignore[no-untyped-def]
+    """'能…吗' (can … ?) cues a fit when nothing else does (weak cues); 'A比B快多少' compares; each card's
+    memory beside it picks its variant ('A100 40G': the 40 GB A100)."""
+    _same_answer(kb, sentence, canonical)

@@ -215,13 +215,13 @@ class Reader:
             start, end = min(a.start, b.start), max(a.end, b.end)
             if len({t.iri for t in terms}) == 1:
                 merged = Span(start, end, "gpu", _say(terms[0].label, names[0]), 1, (terms[0],))
-                return [s for s in chosen if s not in (a, b)] + [merged]
+                return self._card_with_memory([s for s in chosen if s not in (a, b)] + [merged])  # the next pair
             if others:  # the card and its family hold no variant of that memory: the memory said is the hardware
                 self.notes.append(
                     f"the KB has no {' '.join(self.toks[gpu.start : gpu.end])} with {budget.text.upper()} ("
                     f"{', '.join(t.label for t in others)}): read as a {budget.text.upper()} memory budget"
                 )
-                return [s for s in chosen if s not in (a, b)] + [budget._replace(start=start, end=end)]
+                return self._card_with_memory([s for s in chosen if s not in (a, b)] + [budget._replace(start=start, end=end)])
         return chosen
 
     def _variant_with(self, gpu: Span, budget: Span, count: int) -> tuple[list[Term], list[Term]]:
