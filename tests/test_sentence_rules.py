@@ -241,3 +241,19 @@ def test_chinese_yes_no_questions_comparatives_and_two_cards_with_memory(kb, sen
     """'能…吗' (can … ?) cues a fit when nothing else does (weak cues); 'A比B快多少' compares; each card's
     memory beside it picks its variant ('A100 40G': the 40 GB A100)."""
     _same_answer(kb, sentence, canonical)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "canonical"),
+    [
+        ("How many nodes of 8xH100 to train llama 3 405b?", "how many H100 for Llama 3.1 405B training"),
+        (
+            "What's the minimum number of A100 80GB needed for DeepSeek-R1 at fp8?",
+            "how many NVIDIA A100 SXM4 80GB for DeepSeek-R1 at FP8",
+        ),
+    ],
+)
+def test_a_generation_number_before_a_size_and_counts_asked(kb, sentence: str, canonical: str) -> None:  # type: ignore[no-untyped-def]
+    """'llama 3 405b': the line and generation before the size narrow the KB's models of that size (Llama
+    3.1 405B, said), not a generic decoder; 'minimum number of GPU' asks how many."""
+    _same_answer(kb, sentence, canonical)

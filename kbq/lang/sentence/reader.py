@@ -938,11 +938,12 @@ class Reader:
         if not self._hint:
             return None
         values = " ".join(_literal(m) for m in models)
+        line_word = normalise(re.sub(r"[\d.]+$", "", self._hint))  # 'llama3': the line's word, 'llama'
         rows = self.run(
             PREFIXES
             + f"""SELECT ?l ?line (COUNT(?mid) AS ?pos) WHERE {{
   ?row a kbq:ModelLine ; kbq:lineWord ?word ; rdfs:label ?line ; kbq:generations ?list .
-  FILTER(LCASE(STR(?word)) = {_literal(normalise(self._hint))})
+  FILTER(LCASE(STR(?word)) = {_literal(line_word)})
   ?list rdf:rest* ?mid . ?mid rdf:rest* ?node . ?node rdf:first ?member .
   VALUES ?l {{ {values} }} ?m rdfs:label ?l . {{ ?m kbq:variantOf? ?member }} UNION {{ ?member kbq:generationModel ?m }}
 }} GROUP BY ?l ?line ?node ORDER BY ?pos ?l"""
@@ -981,6 +982,8 @@ class Reader:
                 if k + 1 < len(parts) and after in self.lex.formats and self.id_format is None:
                     self.id_format = (after, self.lex.formats[after])  # '72b-4bit': the weights' format
                 hint = parts[k - 1] if k > 0 else (self.toks[i - 1] if i > 0 and (i - 1) not in named else "")
+                if re.fullmatch(r"\d+(?:\.\d+)?", hint) and k == 0 and i > 1 and re.fullmatch(r"[a-z]+", self.toks[i - 2]):
+                    hint = self.toks[i - 2] + hint  # 'llama 3 405b': the line and its generation ('llama3')
                 prefix = re.match(r"[a-z][a-z0-9.]*", hint)  # 'qwen1.5' narrows to Qwen1.5 models, not Qwen2.5
                 if prefix and len(prefix.group()) > 2 and self.lex.roles.get(hint) != "ignore":
                     narrowed = [m for m in models if normalise(m).startswith(normalise(prefix.group()))]
