@@ -257,3 +257,19 @@ def test_a_generation_number_before_a_size_and_counts_asked(kb, sentence: str, c
     """'llama 3 405b': the line and generation before the size narrow the KB's models of that size (Llama
     3.1 405B, said), not a generic decoder; 'minimum number of GPU' asks how many."""
     _same_answer(kb, sentence, canonical)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "canonical"),
+    [
+        ("rtx 4090 vram", "memory of GeForce RTX 4090"),
+        ("4090 memory bandwidth", "bandwidth of GeForce RTX 4090"),
+        ("h100 tdp?", "tdp of H100"),
+        ("llama 3 8b vram", "memory for Llama 3 8B"),
+    ],
+)
+def test_a_card_and_a_key_alone_read_as_the_figure(kb, sentence: str, canonical: str) -> None:  # type: ignore[no-untyped-def]
+    """A card and a query key and nothing else: the key cues its figure (kbq:cueRole), and a cue that is
+    only the key's word ('vram') counts as weak; with a model named, the model's memory."""
+    _same_answer(kb, sentence, canonical)
+    assert kb.answer("VRAM Usage: Is a 4090 sufficient?").read_as == "models that fit on GeForce RTX 4090"  # 'sufficient' asks

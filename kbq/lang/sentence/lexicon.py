@@ -40,6 +40,7 @@ class Intent(NamedTuple):
     examples: tuple[str, ...] = ()  # models a refusal's suggestions fill the templates with (kbq:exampleWorkload)
     note: str = ""  # what the answer to a reading of this intent says (kbq:readingNote)
     weak: frozenset[str] = frozenset()  # cues that count only when no other intent's cue is found (kbq:weakCue)
+    role: str = ""  # a span role that cues the intent as a weak cue does (kbq:cueRole: 'key')
 
 
 class Lexicon(NamedTuple):
@@ -110,18 +111,21 @@ def _read_lexicon(catalog: Catalog, chinese: bool) -> Lexicon:
     assert catalog.run is not None
     rows = catalog.run(
         PREFIXES
-        + """SELECT ?i ?label ?priority ?cue ?template ?unplaced ?unnamed ?example ?note ?weak WHERE {
+        + """SELECT ?i ?label ?priority ?cue ?template ?unplaced ?unnamed ?example ?note ?weak ?role WHERE {
   ?i a kbq:SentenceIntent ; rdfs:label ?label ; kbq:intentPriority ?priority .
   { ?i kbq:cue ?cue } UNION { ?i kbq:template ?template } UNION { ?i kbq:unplacedTemplate ?unplaced }
   UNION { ?i kbq:noModelTemplate ?unnamed } UNION { ?i kbq:exampleWorkload ?example } UNION { ?i kbq:readingNote ?note }
-  UNION { ?i kbq:weakCue ?weak } }"""
+  UNION { ?i kbq:weakCue ?weak } UNION { ?i kbq:cueRole ?role } }"""
     ).rows
     found: dict[str, tuple[str, int, set[str], set[str], set[str], set[str], set[str]]] = {}
     notes: dict[str, str] = {}
     weak: dict[str, set[str]] = {}
-    for iri, label, priority, cue, template, unplaced, unnamed, example, note, weak_cue in rows:
+    cue_roles: dict[str, str] = {}
+    for iri, label, priority, cue, template, unplaced, unnamed, example, note, weak_cue, role in rows:
         if note is not None:
             notes[str(label)] = str(note)
+        if role is not None:
+            cue_roles[str(label)] = str(role)
         if weak_cue is not None and wanted(weak_cue):
             cue = weak_cue  # a weak cue is a cue, found like the others
             weak.setdefault(str(label), set()).add(" ".join(_tokens(str(weak_cue).lower())))
@@ -150,6 +154,7 @@ def _read_lexicon(catalog: Catalog, chinese: bool) -> Lexicon:
                     tuple(sorted(examples)),
                     notes.get(label, ""),
                     frozenset(weak.get(label, set())),
+                    cue_roles.get(label, ""),
                 )
                 for label, priority, cues, templates, unplaced, unnamed, examples in found.values()
             ),

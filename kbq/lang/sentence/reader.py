@@ -80,6 +80,8 @@ class Reader:
         self._near_read = False  # near names corrected (once, before the first spans)
         self._family_note = ""  # the note of a family read as its smallest size (dropped when a size follows it)
         self._processes: list[str] = []  # the IRIs of the processes the sentence names
+        self._spans_seen: list[Span] = []  # the spans of the last slots read
+        self._roles: set[str] = set()  # their roles
 
     # --- what the sentence names --------------------------------------------------------------
 
@@ -471,10 +473,25 @@ class Reader:
             )
 
         found = [(intent, places) for intent, places in matched if not all(covered(p, intent) for p in places)]
-        strong = [intent for intent, places in found if any(_cue_at(texts, p) not in intent.weak for p in places)]
-        return strong or [intent for intent, _ in found]  # a weak cue ('on') counts only when no other is found
+        keys = self._key_places()
+
+        def weak(place: tuple[int, int, int], intent: Intent) -> bool:  # 'vram' in 'rtx 4090 vram': the key's own word
+            return _cue_at(texts, place) in intent.weak or any(place[0] == 0 and a <= place[1] and place[2] <= b for a, b in keys)
+
+        strong = [intent for intent, places in found if any(not weak(p, intent) for p in places)]
+        roled = [i for i in self.lex.intents if i.role and i.role in self._roles and i not in [f for f, _ in found]]
+        if strong:
+            return strong
+        return sorted([intent for intent, _ in found] + roled, key=lambda i: -i.priority)  # weak cues count alone
+
+    def _key_places(self) -> list[tuple[int, int]]:
+        """Where the query keys the sentence names ('vram', 'memory bandwidth') are in its joined words."""
+        starts = list(itertools.accumulate([1] + [len(t) + 1 for t in self.toks]))  # ' ' + words joined by ' '
+        return [(starts[s.start] - 1, starts[s.end] - 1 + 1) for s in self._spans_seen if s.role == "key"]
 
     def slots(self, spans: list[Span]) -> dict[str, str]:
+        self._spans_seen = spans
+        self._roles = {s.role for s in spans}
         by_role: dict[str, list[Span]] = {}
         for span in spans:
             by_role.setdefault(span.role, []).append(span)
