@@ -473,7 +473,8 @@ class Reader:
             )
 
         found = [(intent, places) for intent, places in matched if not all(covered(p, intent) for p in places)]
-        keys = self._key_places()
+        figure = "gpu" in self._roles and not self._roles & {"workload", "process"}  # a card's figure may be asked
+        keys = self._key_places() if figure else []
 
         def weak(place: tuple[int, int, int], intent: Intent) -> bool:  # 'vram' in 'rtx 4090 vram': the key's own word
             return _cue_at(texts, place) in intent.weak or any(place[0] == 0 and a <= place[1] and place[2] <= b for a, b in keys)
