@@ -308,7 +308,8 @@ def test_real_sentences_get_an_answer_of_the_right_kind(outcomes) -> None:  # ty
     question is refused saying a model is missing, with the form filled with example models: no answer of
     the right kind can be given without one), speed questions with no hardware (read as a ranking), and
     sentences reporting figures rather than asking ('whisper.cpp needs only 3.3 GB, is it true'). A
-    reading that would drop a number, a setting or a condition the text names is refused. The issue's target is 90% (not reached)."""
+    reading that would drop a number, a setting or a condition the text names is refused. The issue's
+    target is 90% (not reached)."""
     right, total = _share(outcomes, held_out=False)
     right_h, total_h = _share(outcomes, held_out=True)
     print(f"strict: development {right}/{total} = {right / total:.0%}; held out {right_h}/{total_h} = {right_h / total_h:.0%}")
