@@ -407,7 +407,7 @@ class _SnapshotWriter:
     """The on-disk store of a snapshot being built, written by another process
     (kbq/build/snapshot_writer.py says why): the ASSERTED graph while the build validates and
     reasons (which never change that graph), the rest when `finish` hands it over. The graphs
-    travel as N-Quads files in the work folder, removed before the manifest is written."""
+    travel as files in the work folder (asserted.nt, rest.nq), gone before the manifest is written."""
 
     def __init__(self, store: ox.Store, work: Path) -> None:
         import subprocess
