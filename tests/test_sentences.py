@@ -14,7 +14,7 @@ import pytest
 from kbq.errors import KbqError, QueryError
 
 DATA = Path(__file__).parent / "data" / "sentences.jsonl"
-FLOOR = 0.72  # the development share (55/76) this branch reaches (see test_real_sentences_get_an_answer_of_the_right_kind)
+FLOOR = 0.76  # the development share (58/76) this branch reaches (see test_real_sentences_get_an_answer_of_the_right_kind)
 
 
 @pytest.mark.parametrize(
@@ -117,15 +117,14 @@ def test_a_card_named_by_its_number_is_not_a_year(kb) -> None:  # type: ignore[n
 
 
 def test_speed_without_hardware_is_a_ranking_by_that_speed(kb) -> None:  # type: ignore[no-untyped-def]
-    """(d) a speed or time question that names no hardware reads as the GPUs ranked for it, echoed and
-    said; one that names hardware kbq cannot use keeps its error."""
+    """(d) a speed question that names no hardware reads as the GPUs ranked for it, echoed and said; one
+    that names hardware kbq cannot use keeps its error. (A time question stays a time question: below.)"""
     ranking = kb.answer("fastest gpu for llama 3 8b")
     for question in ("how fast is llama 3 8b", "how many tokens per second does llama 3 8b get"):
         answer = kb.answer(question)
         assert answer.read_as == "fastest gpu for Llama 3 8B" and answer.kind == "gpus", question
         assert answer.rows == ranking.rows
         assert any(line.startswith("no hardware named") for line in answer.explanation)
-    assert kb.answer("how long does it take to train bert base").read_as == "fastest gpu for BERT-base training"
     assert kb.answer("speed of llama 3 8b on rtx 4090").read_as is None  # with a card: the speed itself
 
 
@@ -295,21 +294,22 @@ def test_each_real_sentence_is_answered_or_refused_clearly(outcomes, row: dict) 
 
 @pytest.mark.slow
 def test_real_sentences_get_an_answer_of_the_right_kind(outcomes) -> None:  # type: ignore[no-untyped-def]
-    """The floor measured on this branch merged with main (its issue-18 models): development 55/76 = 72%
-    strict (53/76 before that merge; 47/76 before sentences naming
-    hardware but no model read as the reverse question, 'llama 70b' as the newest declared generation,
-    '35b-a3b' as the KB's mixture of that total and active size, counts the Chinese way ('四卡', '2台
-    H100*8'), typos of name words ('llamma', 'rthx'), reported rates left out; 41/76 before a family
-    without a size read as its smallest, 'how many gpus' with no card read with the first-ranked card;
-    32/76 before a size alone read as a generic dense decoder); held out 19/38 = 50% strict (17/38
-    before; reported, not asserted: it is kept out of development). Counting the reverse answer to a
-    fit or memory sentence that names no model (_right_kind_extended): development 61/76 = 80%, held out
-    21/38 = 55%. Still missed: sentences with no model and no hardware ('how much gpu memory is required
-    to run this model'), time questions whose model has no training run in the KB or no hardware ('the
-    BERT-base SQuAD training on a single GPU'), speed questions with no hardware (read as a ranking),
-    sentences reporting figures rather than asking ('whisper.cpp needs only 3.3 GB, is it true'), and sentences with
-    no cue word ('a version of Llama 3 for the RTX 3060': several readings). A reading that would drop a
-    number, a setting or a condition the text names is refused. The issue's target is 90% (not reached)."""
+    """The floor measured on this branch: development 58/76 = 76% strict (55/76 before the rules of
+    tests/test_sentence_rules.py: a time question with no card stays a time question, cue words for fit,
+    supports and a card's figure, a memory beside a card picks its variant; 53/76 before main's issue-18
+    models; 47/76 before sentences naming hardware but no model read as the reverse question, 'llama 70b'
+    as the newest declared generation, '35b-a3b' as the KB's mixture of that total and active size, counts
+    the Chinese way ('四卡', '2台 H100*8'), typos of name words ('llamma', 'rthx'), reported rates left
+    out; 41/76 before a family without a size read as its smallest, 'how many gpus' with no card read with
+    the first-ranked card; 32/76 before a size alone read as a generic dense decoder); held out 20/38 =
+    53% strict (19/38 before; reported, not asserted: it is kept out of development). Counting the
+    reverse answer to a fit or memory sentence that names no model (_right_kind_extended): development
+    64/76 = 84%, held out 24/38 = 63%. Still missed: sentences that name no model (a memory, time or speed
+    question is refused saying a model is missing, with the form filled with example models: no answer of
+    the right kind can be given without one), speed questions with no hardware (read as a ranking), and
+    sentences reporting figures rather than asking ('whisper.cpp needs only 3.3 GB, is it true'). A
+    reading that would drop a number, a setting or a condition the text names is refused. The issue's
+    target is 90% (not reached)."""
     right, total = _share(outcomes, held_out=False)
     right_h, total_h = _share(outcomes, held_out=True)
     print(f"strict: development {right}/{total} = {right / total:.0%}; held out {right_h}/{total_h} = {right_h / total_h:.0%}")
@@ -514,7 +514,7 @@ def test_a_time_question_takes_the_tokens_of_the_kb_training_run_or_says_what_is
     assert answer.kind == "time" and answer.read_as is not None and " on 15t tokens " in answer.read_as
     assert any(line.startswith("no token count named: read with 15t tokens, those of Llama 3 8B") for line in answer.explanation)
     with pytest.raises(UnanswerableSentenceError, match="needs the tokens"):
-        kb.answer("how long to train bert-base on 8 v100")
+        kb.answer("how long to train mistral 7b on 8 v100")  # no run of Mistral 7B in the KB
 
 
 def test_a_reverse_question_naming_no_hardware_says_so(kb) -> None:  # type: ignore[no-untyped-def]

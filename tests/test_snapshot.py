@@ -117,3 +117,64 @@ def test_a_tampered_catalog_cache_is_read_again(kb) -> None:
         handle.write(bytes(blob))
     assert Catalog.cached(kb.info.path, kb.table)._data() == Catalog.read(kb.table)._data()
     assert open(path, "rb").read() != bytes(blob)  # rewritten whole
+
+
+def _graph_sizes(store) -> dict[str, int]:  # type: ignore[no-untyped-def]
+    rows = store.query("SELECT ?g (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g")
+    return {row["g"].value: int(row["n"].value) for row in rows}
+
+
+def test_the_snapshot_keeps_each_graph_apart(kb) -> None:  # type: ignore[no-untyped-def]
+    """The store is written by another process from dumps (kbq/build/snapshot_writer.py): each
+    graph arrives whole and under its own name, and nothing lands in the default graph."""
+    import pyoxigraph as ox
+
+    from kbq.store import names, resources
+
+    store, info = pipeline.ensure()
+    sizes = _graph_sizes(store)
+    assert sizes[resources.ASSERTED_GRAPH] == info.asserted
+    assert sizes[resources.INFERRED_GRAPH] == info.inferred
+    assert sizes[names.NAMES_GRAPH] > 1000
+    assert next(iter(store.quads_for_pattern(None, None, None, ox.DefaultGraph())), None) is None
+
+
+def test_inferred_statements_about_blank_nodes_keep_their_nodes(private_cache: Path, tmp_path: Path) -> None:
+    """The two parts of the store (asserted, then inferred) name the same blank nodes."""
+    from kbq.store import resources
+
+    overlay = tmp_path / "blank.ttl"
+    overlay.write_text("@prefix kbq: <https://kbq.dev/ontology#> .\n[] a kbq:LSTM .\n")
+    store, _info = pipeline.ensure([overlay])
+    query = f"""SELECT (COUNT(*) AS ?n) WHERE {{
+      GRAPH <{resources.INFERRED_GRAPH}> {{ ?b a <https://kbq.dev/ontology#RNN> }} FILTER isBlank(?b)
+      GRAPH <{resources.ASSERTED_GRAPH}> {{ ?b a <https://kbq.dev/ontology#LSTM> }} }}"""
+    assert int(next(iter(store.query(query)))["n"].value) == 1
+
+
+def test_a_failed_build_stops_its_writer(private_cache: Path, tmp_path: Path) -> None:
+    """A build that fails validation leaves no snapshot writer running and no work folder."""
+    from kbq.errors import ValidationError
+
+    bad = tmp_path / "bad.ttl"
+    bad.write_text(
+        "@prefix kbq: <https://kbq.dev/ontology#> . @prefix kb: <https://kbq.dev/kb/> .\n"
+        "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n"
+        'kb:MyCard a kbq:GPU ; rdfs:label "My Card" ; kbq:memory -4.0 .\n'
+    )
+    with pytest.raises(ValidationError):
+        pipeline.ensure([bad])
+
+    def writers() -> list[str]:
+        found = []
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                command = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+            except OSError:
+                continue
+            if "snapshot_writer.py" in command and str(private_cache) in command:
+                found.append(command)
+        return found
+
+    assert writers() == []
+    assert not [p for p in private_cache.iterdir() if ".tmp-" in p.name]

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -299,6 +300,7 @@ def _fixpoint(
     rounds: int,
     first: list[Rule] | None = None,
     seeded: bool = False,
+    interrupt: Callable[[], None] | None = None,
 ) -> int:
     """Apply `rules` in rounds until one adds nothing to the store (the first round: only `first`,
     when given); the rounds so far. `seeded`: the store is a fixpoint of these rules but for the
@@ -316,6 +318,8 @@ def _fixpoint(
             if rounds > start and not rule.wants(predicates, classes):
                 continue
             exact = exact and rule.exact
+            if interrupt is not None:
+                interrupt()
             size = count_graph(store, delta) if last else 0
             try:
                 update = rule.runnable(store, predicates, rounds == start, delta, new)
@@ -347,7 +351,12 @@ def _swapped(update: str, delta: str, new: str) -> str:
 
 
 def infer_in_store(
-    store: ox.Store, rule_paths: list[Path], *, seeded: bool = False, monotonic_dump: Path | None = None
+    store: ox.Store,
+    rule_paths: list[Path],
+    *,
+    seeded: bool = False,
+    monotonic_dump: Path | None = None,
+    interrupt: Callable[[], None] | None = None,
 ) -> StoreInference:
     """Add to `store`'s INFERRED graph what ASSERTED (and INFERRED) entail under the OWL-RL
     subset and the rules, to a fixpoint: first the monotonic rules, then all. INFERRED may start
@@ -355,7 +364,8 @@ def infer_in_store(
     does, and the NEW graph holds what ASSERTED gained since (the overlay's triples): the
     monotonic rules then start from those (semi-naive) instead of from everything.
     `monotonic_dump`: write the store after the monotonic rules there (N-Quads), for overlay
-    builds to start from (restore_closure)."""
+    builds to start from (restore_closure). `interrupt`: called before each rule runs; it may
+    raise to stop the reasoning (the build's validation, running beside it, found violations)."""
     start = time.perf_counter()
     paths = [*resources.owlrl_rule_files(), *rule_paths]
     rules = _ordered([_with_delta(compile_rule(p, p.read_text(encoding="utf-8"))) for p in paths])
@@ -363,11 +373,11 @@ def infer_in_store(
     rounds = 0
     schema = [r for r in rules if r.monotonic and _is_schema(r)]
     if schema and not seeded:  # the schema first: the first round then sees it whole, and later ones use delta forms
-        rounds = _fixpoint(store, schema, rounds)
-    rounds = _fixpoint(store, [r for r in rules if r.monotonic], rounds, seeded=seeded)
+        rounds = _fixpoint(store, schema, rounds, interrupt=interrupt)
+    rounds = _fixpoint(store, [r for r in rules if r.monotonic], rounds, seeded=seeded, interrupt=interrupt)
     if monotonic_dump is not None:  # ASSERTED and INFERRED (the scratch graphs are empty now)
         store.dump(str(monotonic_dump), format=ox.RdfFormat.N_QUADS)
-    rounds = _fixpoint(store, rules, rounds, first=[r for r in rules if not r.monotonic])
+    rounds = _fixpoint(store, rules, rounds, first=[r for r in rules if not r.monotonic], interrupt=interrupt)
     store.update(_NORMALISE)
     if before:  # an overlay's base closure may hold what the overlay now asserts (a hash join of the two graphs)
         store.update(

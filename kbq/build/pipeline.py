@@ -1,6 +1,10 @@
 """The build pipeline: load -> validate (SHACL) -> reason (OWL-RL + rules) -> write a snapshot,
 and `ensure`: open the newest usable snapshot of these inputs, or heal by building a new one.
 
+On two cores the steps overlap: once the knowledge is loaded, a process of its own writes the
+ASSERTED graph to disk (kbq/build/snapshot_writer.py) while validation (a thread: its queries
+run without the GIL) and reasoning run; the writer then adds what reasoning inferred.
+
 A build writes a private temporary folder and renames it into place (atomic on one file system),
 as a new version beside the old one (kbq.store.snapshot), so a rebuild never pulls a snapshot
 from under a running server. Temporary folders of failed builds are removed; those of crashed
@@ -20,7 +24,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 import pyoxigraph as ox
@@ -221,18 +225,26 @@ def _base_closure(base: str | None, say: Progress) -> Path | None:
 
 
 def _reason(
-    loaded: LoadedKnowledge, engine: str, say: Progress, seeded: bool = False, monotonic_dump: Path | None = None
+    loaded: LoadedKnowledge,
+    engine: str,
+    say: Progress,
+    seeded: bool = False,
+    monotonic_dump: Path | None = None,
+    interrupt: Callable[[], None] | None = None,
 ) -> tuple[int, int, float]:
     """Add the closure to loaded.store's INFERRED graph: (inferred, rounds, seconds).
     `seeded`: INFERRED holds a snapshot's closure and the NEW graph what the overlays add.
-    `monotonic_dump`: where to write the monotonic closure (the sparql engine only)."""
+    `monotonic_dump`: where to write the monotonic closure (the sparql engine only).
+    `interrupt`: may raise between rules to stop (the sparql engine only)."""
     from kbq.build import closure, loader, rules  # not reason: it imports rdflib, which the sparql engine never needs
 
     if engine == DEFAULT_ENGINE:  # sparql
         beyond = closure.beyond_subset(loaded.store)
         if not beyond:
             rules.load_rules(resources.rule_files())  # each parses and is a CONSTRUCT, or an error naming it
-            result = closure.infer_in_store(loaded.store, resources.rule_files(), seeded=seeded, monotonic_dump=monotonic_dump)
+            result = closure.infer_in_store(
+                loaded.store, resources.rule_files(), seeded=seeded, monotonic_dump=monotonic_dump, interrupt=interrupt
+            )
             rules.check_consistency(loaded.store, rules.load_rules(resources.check_files(), form="SELECT"))
             return result.inferred, result.rounds, result.seconds
         shown = ", ".join(beyond[:5]) + (" ..." if len(beyond) > 5 else "")
@@ -333,29 +345,69 @@ def _validate_and_reason(
     seeded: bool,
     monotonic_dump: Path | None,
 ) -> tuple[int, float]:
-    """SHACL validation, then the closure into the INFERRED graph: (rounds, seconds)."""
-    from kbq.build.validate import validate_graph
-
+    """SHACL validation beside the closure into the INFERRED graph: (rounds, seconds)."""
+    checker = _Validation(loaded) if validate else None
     if validate:
         say("kbq: validating against the SHACL shapes")
-        validate_graph(loaded)
     say(f"kbq: reasoning ({engine}) over {loaded.count} triples")
     try:
-        _added, rounds, seconds = _reason(loaded, engine, say, seeded=seeded, monotonic_dump=monotonic_dump)
-    except InconsistencyError as exc:
-        raise _located(exc, loaded) from None
-    except (KbqError, MemoryError):
-        raise
-    except Exception as exc:  # noqa: BLE001 - any failure of a reasoner is reported with the files it read
+        _added, rounds, seconds = _reason(
+            loaded, engine, say, seeded=seeded, monotonic_dump=monotonic_dump, interrupt=checker.interrupt if checker else None
+        )
+    except BaseException as exc:
+        if checker is not None:
+            checker.raise_found()  # violations first, as when validation ran before reasoning
+        if isinstance(exc, InconsistencyError):
+            raise _located(exc, loaded) from None
+        if isinstance(exc, KbqError | MemoryError) or not isinstance(exc, Exception):
+            raise
+        # any failure of a reasoner is reported with the files it read
         raise KnowledgeFileError(_names(overlays), None, f"reasoning failed: {type(exc).__name__}: {exc}") from None
+    if checker is not None:
+        checker.raise_found()
     return rounds, seconds
+
+
+class _Stopped(Exception):
+    """Raised into the reasoning when validation found violations (reported instead)."""
+
+
+class _Validation:
+    """SHACL validation in a thread beside the reasoning: its queries read only the ASSERTED
+    graph, which reasoning never changes, and pyoxigraph runs them without the GIL, so the two
+    use both cores. Violations are reported before anything the reasoning finds, and stop it
+    at its next rule, as when validation ran first."""
+
+    def __init__(self, loaded: LoadedKnowledge) -> None:
+        import threading
+
+        self.error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(loaded,), name="kbq-validation", daemon=True)
+        self._thread.start()
+
+    def _run(self, loaded: LoadedKnowledge) -> None:
+        from kbq.build.validate import validate_graph
+
+        try:
+            validate_graph(loaded)
+        except BaseException as exc:  # noqa: BLE001 - handed to the building thread by raise_found()
+            self.error = exc
+
+    def interrupt(self) -> None:
+        if self.error is not None:
+            raise _Stopped
+
+    def raise_found(self) -> None:
+        self._thread.join()
+        if self.error is not None:
+            raise self.error
 
 
 class _SnapshotWriter:
     """The on-disk store of a snapshot being built, written by another process
     (kbq/build/snapshot_writer.py says why): the ASSERTED graph while the build validates and
     reasons (which never change that graph), the rest when `finish` hands it over. The graphs
-    travel as N-Quads files in the work folder, removed before the manifest is written."""
+    travel as files in the work folder (asserted.nt, rest.nq), gone before the manifest is written."""
 
     def __init__(self, store: ox.Store, work: Path) -> None:
         import subprocess
@@ -367,10 +419,10 @@ class _SnapshotWriter:
 
         def start() -> None:  # a thread: the dump releases the GIL, and the build goes on meanwhile
             try:
-                asserted = ox.NamedNode(resources.ASSERTED_GRAPH)
-                store.dump(str(work / "asserted.nq"), format=ox.RdfFormat.N_QUADS, from_graph=asserted)
+                graph = resources.ASSERTED_GRAPH  # N-Triples: a dump of one graph in N-Quads puts it in the default graph
+                store.dump(str(work / "asserted.nt"), format=ox.RdfFormat.N_TRIPLES, from_graph=ox.NamedNode(graph))
                 script = Path(__file__).with_name("snapshot_writer.py")
-                argv = [sys.executable, "-P", str(script), str(work), str(work / "asserted.nq"), str(work / "rest.nq")]
+                argv = [sys.executable, "-P", str(script), str(work), str(work / "asserted.nt"), graph, str(work / "rest.nq")]
                 self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL)
             except BaseException as exc:  # noqa: BLE001 - handed to the building thread by finish()
                 self._failed = exc
@@ -390,7 +442,7 @@ class _SnapshotWriter:
             self.abandon()
             raise
         finally:
-            for name in ("asserted.nq", "rest.nq"):
+            for name in ("asserted.nt", "rest.nq"):
                 (self.work / name).unlink(missing_ok=True)
         if self.proc.returncode != 0:
             message = err.decode(errors="replace").strip().splitlines()

@@ -434,7 +434,7 @@ class Reference:
         for label, priority, cue, template in self.rows(
             "SELECT ?label ?p ?cue ?t WHERE { ?i a kbq:SentenceIntent ; rdfs:label ?label ; kbq:intentPriority ?p "
             "{ ?i kbq:cue ?cue } UNION { ?i kbq:template ?t } UNION { ?i kbq:unplacedTemplate ?t } "
-            "UNION { ?i kbq:noModelTemplate ?t } }"
+            "UNION { ?i kbq:noModelTemplate ?t } UNION { ?i kbq:weakCue ?w BIND(CONCAT(STR(?w), ' (alone)') AS ?cue) } }"
         ):
             cues, templates = found.setdefault((str(label), int(str(priority))), (set(), set()))
             if cue is not None:

@@ -13,6 +13,7 @@ from kbq.lang.catalog import PREFIXES, Catalog, Term
 from kbq.store.resources import KB_NS
 
 DATA_SIZE = KB_NS + "DataSize"
+COUNT = KB_NS + "Count"  # the dimension of a setting that counts (tokens, batch, epochs)
 MONEY = KB_NS + "Money"
 T = TypeVar("T")
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
@@ -36,6 +37,10 @@ class Intent(NamedTuple):
     templates: tuple[str, ...]
     unplaced: frozenset[str] = frozenset()  # templates for a question that names no hardware (a ranking)
     unnamed: frozenset[str] = frozenset()  # templates for a question that names hardware but no model (the reverse)
+    examples: tuple[str, ...] = ()  # models a refusal's suggestions fill the templates with (kbq:exampleWorkload)
+    note: str = ""  # what the answer to a reading of this intent says (kbq:readingNote)
+    weak: frozenset[str] = frozenset()  # cues that count only when no other intent's cue is found (kbq:weakCue)
+    role: str = ""  # a span role that cues the intent as a weak cue does (kbq:cueRole: 'key')
 
 
 class Lexicon(NamedTuple):
@@ -106,14 +111,27 @@ def _read_lexicon(catalog: Catalog, chinese: bool) -> Lexicon:
     assert catalog.run is not None
     rows = catalog.run(
         PREFIXES
-        + """SELECT ?i ?label ?priority ?cue ?template ?unplaced ?unnamed WHERE {
+        + """SELECT ?i ?label ?priority ?cue ?template ?unplaced ?unnamed ?example ?note ?weak ?role WHERE {
   ?i a kbq:SentenceIntent ; rdfs:label ?label ; kbq:intentPriority ?priority .
   { ?i kbq:cue ?cue } UNION { ?i kbq:template ?template } UNION { ?i kbq:unplacedTemplate ?unplaced }
-  UNION { ?i kbq:noModelTemplate ?unnamed } }"""
+  UNION { ?i kbq:noModelTemplate ?unnamed } UNION { ?i kbq:exampleWorkload ?example } UNION { ?i kbq:readingNote ?note }
+  UNION { ?i kbq:weakCue ?weak } UNION { ?i kbq:cueRole ?role } }"""
     ).rows
-    found: dict[str, tuple[str, int, set[str], set[str], set[str], set[str]]] = {}
-    for iri, label, priority, cue, template, unplaced, unnamed in rows:
-        entry = found.setdefault(str(iri), (str(label), int(str(priority)), set(), set(), set(), set()))
+    found: dict[str, tuple[str, int, set[str], set[str], set[str], set[str], set[str]]] = {}
+    notes: dict[str, str] = {}
+    weak: dict[str, set[str]] = {}
+    cue_roles: dict[str, str] = {}
+    for iri, label, priority, cue, template, unplaced, unnamed, example, note, weak_cue, role in rows:
+        if note is not None:
+            notes[str(label)] = str(note)
+        if role is not None:
+            cue_roles[str(label)] = str(role)
+        if weak_cue is not None and wanted(weak_cue):
+            cue = weak_cue  # a weak cue is a cue, found like the others
+            weak.setdefault(str(label), set()).add(" ".join(_tokens(str(weak_cue).lower())))
+        entry = found.setdefault(str(iri), (str(label), int(str(priority)), set(), set(), set(), set(), set()))
+        if example is not None:
+            entry[6].add(str(example))
         if cue is not None and wanted(cue):
             entry[2].add(" ".join(_tokens(str(cue).lower())))
         for text in (template, unplaced, unnamed):
@@ -133,8 +151,12 @@ def _read_lexicon(catalog: Catalog, chinese: bool) -> Lexicon:
                     tuple(_ordered(templates)),
                     frozenset(unplaced),
                     frozenset(unnamed),
+                    tuple(sorted(examples)),
+                    notes.get(label, ""),
+                    frozenset(weak.get(label, set())),
+                    cue_roles.get(label, ""),
                 )
-                for label, priority, cues, templates, unplaced, unnamed in found.values()
+                for label, priority, cues, templates, unplaced, unnamed, examples in found.values()
             ),
             key=lambda i: -i.priority,
         )

@@ -18,6 +18,7 @@ MARGIN = 0.05  # how far the best candidate must be above the next
 MIN_LETTERS = 4  # shorter words are too often other words
 MIN_TAIL = 5  # a name's tail shorter than this ('v3') names too many models
 _WORD = re.compile(r"^[a-z]+$")
+_GLUED = re.compile(r"^\d{3,4}[a-z]{1,3}$")  # a card's number with its variant letters ('4090d', '5090d')
 
 
 def name_words(catalog: Catalog) -> frozenset[str]:
@@ -43,6 +44,30 @@ def model_names(catalog: Catalog) -> dict[str, str]:
         return {normalise(str(label)): str(label) for (label,) in rows}
 
     return per_catalog(catalog, "_sentence_model_names", read)
+
+
+def card_names(catalog: Catalog) -> dict[str, str]:
+    """Every card's normalised label and alias -> its label (a GPU's, not a family's), read once per catalog."""
+
+    def read() -> dict[str, str]:
+        assert catalog.run is not None
+        rows = catalog.run(
+            PREFIXES + "SELECT DISTINCT ?n ?l WHERE { ?s a kbq:GPU ; rdfs:label ?l "
+            "{ ?s rdfs:label ?n } UNION { ?s skos:altLabel ?n } }"
+        ).rows
+        return {normalise(str(name)): str(label) for name, label in rows}
+
+    return per_catalog(catalog, "_sentence_card_names", read)
+
+
+def card_tail(word: str, catalog: Catalog) -> str | None:
+    """The one card whose name ends with `word`, a model number with its variant letters glued on
+    ('4090d': GeForce RTX 4090 D; 'rtx 4090d' is a name already), or None."""
+    if not _GLUED.match(word):
+        return None
+    key = normalise(word)
+    ends = {label for name, label in card_names(catalog).items() if name.endswith(key) and not name[: -len(key)][-1:].isdigit()}
+    return ends.pop() if len(ends) == 1 else None
 
 
 def typo(word: str, catalog: Catalog, known: set[str]) -> str | None:

@@ -17,6 +17,7 @@ from kbq.lang.sentence.lexicon import (
     _PUNCTUATION,
     _SIZE,
     _SLOT,
+    COUNT,
     DATA_SIZE,
     MONEY,
     AmbiguousSentenceError,
@@ -50,7 +51,12 @@ def _literal(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+_COMPARE = "compare it with kbq's estimate"
 _TOP_NOTE = "no card named: read with {gpu}, the first of 'best gpu for {workload}'; name a card for another"
+_RUN_NOTE = (
+    "no card named: read with {gpu}, the card of the KB's published training run of {workload} (kb/training_runs.ttl); "
+    "name a card and a count ('on 64 x h100') for another"
+)
 
 
 class Reader:
@@ -73,6 +79,9 @@ class Reader:
         self._deictic: list[str] = []  # words standing for a model not named ('this model', 'it')
         self._near_read = False  # near names corrected (once, before the first spans)
         self._family_note = ""  # the note of a family read as its smallest size (dropped when a size follows it)
+        self._processes: list[str] = []  # the IRIs of the processes the sentence names
+        self._spans_seen: list[Span] = []  # the spans of the last slots read
+        self._roles: set[str] = set()  # their roles
 
     # --- what the sentence names --------------------------------------------------------------
 
@@ -85,13 +94,28 @@ class Reader:
     def _near_names(self, spans: list[Span]) -> None:
         """Typos of the KB's name words ('llamma 3', 'rthx 3060') and the tail of one model's name
         ('large-v3') in words no span reads: corrected when they then name a card or a model, said."""
-        from kbq.lang.sentence.near import corrected, tail
+        from kbq.lang.sentence.near import card_tail, corrected, tail
 
         covered = {i for s in spans for i in range(s.start, s.end)}
         known = set(self._known_words())
         toks, notes = corrected(self.toks, self.cat, known, covered)
         out: list[str] = []
+        skip = -1
         for i, word in enumerate(toks):
+            if i == skip:
+                continue
+            glued = f"{word}{toks[i + 1]}" if i + 1 < len(toks) and i + 1 not in covered and toks[i + 1].isalpha() else ""
+            card = card_tail(glued, self.cat) if glued else None  # '4090 d': another card than the 4090
+            if card is not None:
+                out += _tokens(card.lower())
+                notes.append(f"read '{word} {toks[i + 1]}' as {card}, the KB's one card whose name ends so")
+                skip = i + 1
+                continue
+            card = card_tail(word, self.cat) if i not in covered else None
+            if card is not None:
+                out += _tokens(card.lower())
+                notes.append(f"read '{word}' as {card}, the KB's one card whose name ends so")
+                continue
             model = tail(word, self.cat) if i not in covered and "-" in word else None
             if model is None:
                 out.append(word)
@@ -141,6 +165,9 @@ class Reader:
                 mode = self.cat.modes.get(normalise(text))
                 if mode is not None:
                     candidates.append(Span(i, j, "mode", mode.label))
+                key = self.cat.keys.get(normalise(text)) if j - i <= 3 else None
+                if key is not None:  # 'memory bandwidth', 'tdp', 'cuda cores': a figure of a card, by its query key
+                    candidates.append(Span(i, j, "key", key.key))
         candidates += self._quantities()
         chosen: list[Span] = []
         taken: set[int] = set()
@@ -153,7 +180,8 @@ class Reader:
         for span in chosen:  # a number inside a model's name ('deepseek-r1 671 b') is the name's, kept by it
             if span.role in ("workload", "precision"):  # '4 bit': the format's
                 self.observed.update(m.group(1) for tok in toks[span.start : span.end] if (m := re.fullmatch(r"(\d+)b?", tok)))
-        return [self._counted(s, taken) for s in sorted(chosen)]
+        named = {i for s in chosen if s.role != "key" for i in range(s.start, s.end)}  # a key word ('cards') counts nothing
+        return [self._counted(s, named) for s in sorted(chosen)]
 
     def _refined(self, chosen: list[Span]) -> list[Span]:
         """Several processes named ('fine-tune llama 3 8b with lora'): one another refines is dropped
@@ -183,10 +211,41 @@ class Reader:
             names = [f"{gpu.text} {budget.text}", f"{' '.join(self.toks[gpu.start : gpu.end])} {budget.text}"]
             found = self.cat.lookup(names)
             terms = [t for n in names for t in found.get(normalise(n), []) if t.types & {GPU, GPU_FAMILY}]
+            others: list[Term] = []
+            if len({t.iri for t in terms}) != 1:  # '3 x rtx 3090 (72gb)': the memory of all the cards counted
+                terms, others = self._variant_with(gpu, budget, self._count_before(gpu, set())[0].count)
+            start, end = min(a.start, b.start), max(a.end, b.end)
             if len({t.iri for t in terms}) == 1:
-                merged = Span(min(a.start, b.start), max(a.end, b.end), "gpu", _say(terms[0].label, names[0]), 1, (terms[0],))
-                return [s for s in chosen if s not in (a, b)] + [merged]
+                merged = Span(start, end, "gpu", _say(terms[0].label, names[0]), 1, (terms[0],))
+                return self._card_with_memory([s for s in chosen if s not in (a, b)] + [merged])  # the next pair
+            if others:  # the card and its family hold no variant of that memory: the memory said is the hardware
+                self.notes.append(
+                    f"the KB has no {' '.join(self.toks[gpu.start : gpu.end])} with {budget.text.upper()} ("
+                    f"{', '.join(t.label for t in others)}): read as a {budget.text.upper()} memory budget"
+                )
+                return self._card_with_memory([s for s in chosen if s not in (a, b)] + [budget._replace(start=start, end=end)])
         return chosen
+
+    def _variant_with(self, gpu: Span, budget: Span, count: int) -> tuple[list[Term], list[Term]]:
+        """The variant of the card named (itself, or a member of its family: kbq:gpuFamily) whose memory
+        is the memory said beside it ('a100 80g', 'rtx 4090 24gb'): ([that card], []); when none has it,
+        ([], every variant); ([], []) when the KB holds no memory for them or several have it."""
+        from kbq.lang import terms
+
+        value, _ = self._number(budget.text)
+        iris = " ".join(terms.iri(t.iri) for t in gpu.terms)
+        if value is None or not iris:
+            return [], []
+        value /= count
+        rows = self.run(
+            PREFIXES + f"SELECT DISTINCT ?v ?l ?m WHERE {{ VALUES ?named {{ {iris} }} "
+            "{ ?named a kbq:GPU BIND(?named AS ?v) } UNION { ?v kbq:gpuFamily ?named } "
+            "UNION { ?named kbq:gpuFamily ?f . ?v kbq:gpuFamily ?f } "
+            "?v a kbq:GPU ; rdfs:label ?l ; kbq:memory ?m } ORDER BY ?m ?l"
+        ).rows
+        variants = [Term(str(v), str(label), frozenset({GPU})) for v, label, _ in rows]
+        found = [t for t, row in zip(variants, rows, strict=True) if abs(float(str(row[2])) - value) < 0.5]
+        return (found, []) if found else ([], variants)
 
     def _classify(self, i: int, j: int, found: list[Term]) -> Span | None:
         text = " ".join(self.toks[i:j])
@@ -230,8 +289,10 @@ class Reader:
         toks = self.toks
         out: list[Span] = []
         for i, tok in enumerate(toks):
-            if re.fullmatch(_REPORTED, tok) and self._rate_follows(i + 1):  # '18-22 tokens per second': reported
+            if re.fullmatch(_REPORTED, tok) and (rate := self._rate_follows(i + 1)):  # '18-22 tokens per second': reported
                 self.observed.update(re.findall(r"\d+", tok))
+                said = f"{tok} {' '.join(toks[i + 1 : i + 1 + rate])}"
+                self.notes.append(f"'{said}' is what the sentence reports: left out of the reading; {_COMPARE}")
                 continue
             unit_tokens = 1
             value, unit = self._number(tok)
@@ -239,6 +300,8 @@ class Reader:
                 continue
             if not unit and i + 1 < len(toks) and not self._number(toks[i + 1])[0]:
                 unit, unit_tokens = toks[i + 1], 2
+            if unit and self.lex.roles.get(f"gigabytes:{unit}") == "gigabytes":
+                unit = "gb"  # '80g', '24 gigs': gigabytes as people write them (kb/sentences.ttl)
             if tok.startswith("$") or unit in self._money_units():
                 scale = 1000 if unit == "k" else 1
                 out.append(Span(i, i + unit_tokens, "money", f"${_fmt(value * scale)}"))
@@ -249,6 +312,9 @@ class Reader:
                     self.observed.add(match.group() if (match := re.match(r"\d+", tok)) else tok)
                     continue
                 end = i + unit_tokens
+                if any(self.lex.roles.get(f"ram:{' '.join(toks[end : end + n])}") == "ram" for n in (1, 2)):  # '96gb ddr5'
+                    self.observed.add(match.group() if (match := re.match(r"\d+", tok)) else tok)
+                    continue
                 for n in (2, 1):  # 'of vram', 'card'
                     if end + n <= len(toks) and " ".join(toks[end : end + n]) in self._budget_words():
                         end += n
@@ -257,11 +323,10 @@ class Reader:
         out += self._settings()
         return out
 
-    def _rate_follows(self, j: int) -> bool:
-        """Whether a rate word ('tokens/second', 'tokens per second', 't/s') starts at word j."""
-        return any(
-            self.lex.roles.get(f"rate:{' '.join(self.toks[j : j + n])}") == "rate" for n in (3, 2, 1) if j + n <= len(self.toks)
-        )
+    def _rate_follows(self, j: int) -> int:
+        """The words of a rate ('tokens/second', 'tokens per second', 't/s') starting at word j (0: none)."""
+        toks = self.toks
+        return next((n for n in (3, 2, 1) if j + n <= len(toks) and self.lex.roles.get(f"rate:{' '.join(toks[j : j + n])}")), 0)
 
     def _settings(self) -> list[Span]:
         toks = self.toks
@@ -276,7 +341,8 @@ class Reader:
                 if after in ("per", "/s") or (j + 1 < len(toks) and toks[j + 1] in ("second", "sec", "s")):
                     break
                 for k, number in ((j, after), (i - 1, before)):
-                    value, unit = self._number(number)
+                    counted = setting.dimension == COUNT  # '100b tokens': a count in billions, not a model's size
+                    value, unit = self._number(number, sizes=counted and k == i - 1)
                     if value is not None and (not unit or unit in ("k", "m", "b", "t")):
                         lo, hi = min(i, k), max(j, k + 1)
                         out.append(Span(lo, hi, "setting", f"{number} {setting.label}"))
@@ -288,9 +354,10 @@ class Reader:
                 break
         return out
 
-    def _number(self, tok: str) -> tuple[float | None, str]:
+    def _number(self, tok: str, sizes: bool = False) -> tuple[float | None, str]:
+        """A number and its unit ('24gb', '$1500', '128k'); a model size ('70b') only when `sizes`."""
         match = _NUMBER.match(tok)
-        if not match or _SIZE.match(tok):
+        if not match or (_SIZE.match(tok) and not sizes):
             return None, ""
         return float(match.group(1)), match.group(2)
 
@@ -405,9 +472,27 @@ class Reader:
                 for o_which, o_start, o_end in others
             )
 
-        return [intent for intent, places in matched if not all(covered(p, intent) for p in places)]
+        found = [(intent, places) for intent, places in matched if not all(covered(p, intent) for p in places)]
+        figure = "gpu" in self._roles and not self._roles & {"workload", "process"}  # a card's figure may be asked
+        keys = self._key_places() if figure else []
+
+        def weak(place: tuple[int, int, int], intent: Intent) -> bool:  # 'vram' in 'rtx 4090 vram': the key's own word
+            return _cue_at(texts, place) in intent.weak or any(place[0] == 0 and a <= place[1] and place[2] <= b for a, b in keys)
+
+        strong = [intent for intent, places in found if any(not weak(p, intent) for p in places)]
+        roled = [i for i in self.lex.intents if i.role and i.role in self._roles and i not in [f for f, _ in found]]
+        if strong:
+            return strong
+        return sorted([intent for intent, _ in found] + roled, key=lambda i: -i.priority)  # weak cues count alone
+
+    def _key_places(self) -> list[tuple[int, int]]:
+        """Where the query keys the sentence names ('vram', 'memory bandwidth') are in its joined words."""
+        starts = list(itertools.accumulate([1] + [len(t) + 1 for t in self.toks]))  # ' ' + words joined by ' '
+        return [(starts[s.start] - 1, starts[s.end] - 1 + 1) for s in self._spans_seen if s.role == "key"]
 
     def slots(self, spans: list[Span]) -> dict[str, str]:
+        self._spans_seen = spans
+        self._roles = {s.role for s in spans}
         by_role: dict[str, list[Span]] = {}
         for span in spans:
             by_role.setdefault(span.role, []).append(span)
@@ -434,6 +519,10 @@ class Reader:
         slots["with"] = _settings_clause(settings)
         money = by_role.get("money", [])
         slots["under"] = f" under {money[0].text}" if money else ""
+        self._processes = [t.iri for span in by_role.get("process", []) for t in span.terms]
+        keys = by_role.get("key", [])
+        if keys:
+            slots["key"] = keys[0].text
         mode = by_role.get("mode", [])
         qualifiers = " ".join(s.text for s in by_role.get("qualifier", []))
         slots["mode"] = " ".join(p for p in ((mode[0].text if mode else "best"), qualifiers) if p)
@@ -498,7 +587,7 @@ class Reader:
             top = _first_ranked(f"best gpu for {slots['workload']}{slots.get('at', '')}", self.cat, self.run)
             if top is not None:
                 slots["topgpu"] = top
-        if "runtokens" in names and "runtokens" not in slots and "workload" in slots:
+        if ("runtokens" in names or "rungpu" in names) and "runtokens" not in slots and "workload" in slots:
             self._run_tokens(slots)
         if any(n not in slots for n in names):
             return None
@@ -508,16 +597,25 @@ class Reader:
         """The tokens of the KB's published training run of the model asked ('how long to train llama 3
         8b on 64 h100s': Llama 3 8B's pretraining, 15T tokens), for a time question that names none; the
         answer says whose run it is. Nothing when the KB holds no run of that model."""
+        if self._processes:  # a fine-tuning (a process that refines another, kbq:refines) is not the pretraining run
+            from kbq.lang import terms
+
+            values = " ".join(terms.iri(p) for p in self._processes)
+            if self.run(PREFIXES + f"SELECT ?p WHERE {{ VALUES ?p {{ {values} }} ?p kbq:refines ?general }} LIMIT 1").rows:
+                return
         words = slots["workload"].split()
         labels = " ".join(_literal(" ".join(words[:n])) for n in range(len(words), 0, -1))
         rows = self.run(
-            PREFIXES + f"SELECT ?run ?tokens WHERE {{ VALUES ?l {{ {labels} }} ?m a kbq:Model ; rdfs:label ?l . "
-            "?r kbq:trainedModel ?m ; kbq:trainingTokens ?tokens ; rdfs:label ?run } "
+            PREFIXES + f"SELECT ?run ?tokens ?gpu WHERE {{ VALUES ?l {{ {labels} }} ?m a kbq:Model ; rdfs:label ?l . "
+            "?r kbq:trainedModel ?m ; kbq:trainingTokens ?tokens ; rdfs:label ?run "
+            "OPTIONAL { ?r kbq:trainingGpu ?g . ?g rdfs:label ?gpu } } "
             "ORDER BY DESC(STRLEN(?l)) DESC(xsd:double(?tokens)) LIMIT 1"
         ).rows
         if not rows:
             return
         run, tokens = str(rows[0][0]), float(str(rows[0][1]))
+        if rows[0][2] is not None and (gpu := _say(str(rows[0][2]), "")):
+            slots["rungpu"] = gpu  # the card the run was trained on (a label the grammar reads back)
         scale = next(((s, u) for s, u in ((1e12, "t"), (1e9, "b"), (1e6, "m"), (1e3, "k")) if tokens >= s), (1.0, ""))
         slots["runtokens"] = f"{_fmt(round(tokens / scale[0], 3))}{scale[1]}"
         self.notes.append(
@@ -596,6 +694,10 @@ class Reader:
                 outer = [w.strip(_PUNCTUATION).lower() for w in words[:left] + words[len(words) - right :]]
                 if self._names_any(outer) or not all(self._chatty(w) for w in outer) or self.unknown & set(outer):
                     continue  # only words that mean nothing to the language are dropped, never the unknown name
+                end = len(words) - right
+                edges = [words[max(0, left - 1) : left + 1] if left else [], words[end - 1 : end + 1] if right else []]
+                if self._names_any([" ".join(w.strip(_PUNCTUATION).lower() for w in edge) for edge in edges if edge]):
+                    continue  # nor the end of a name ('... fit on a 3090 ti': 'ti' is the card's)
                 if _form(inner) is not None and _compiles(inner, self.cat, self.run):  # what they wrote: run once, as the answer
                     return Reading(inner, "as written", tuple(self.notes))
         return None
@@ -621,9 +723,13 @@ class Reader:
             for t in terms
         )
 
-    def _unplaced_note(self, intent: Intent, template: str) -> list[str]:
+    def _unplaced_note(self, intent: Intent, template: str, slots: dict[str, str]) -> list[str]:
         if template not in intent.unplaced:
             return self.notes
+        if "{rungpu}" in template:
+            return [*self.notes, _RUN_NOTE.format(gpu=slots["rungpu"], workload=slots["workload"])]
+        if "{topgpu}" in template:
+            return [*self.notes, _TOP_NOTE.format(gpu=slots["topgpu"], workload=slots["workload"])]
         return [
             *self.notes,
             f"no hardware named: read as the GPUs ranked for it ({intent.label}); name a card "
@@ -631,7 +737,7 @@ class Reader:
         ]
 
     def _unnamed_note(self, intent: Intent, template: str, slots: dict[str, str]) -> list[str]:
-        if template not in intent.unnamed:
+        if template not in intent.unnamed or "{hardware}" not in template:  # the reverse question's note
             return self.notes
         said = [s for s in self._deictic if s]
         stand_in = f" ('{said[0]}' names none)" if said else ""
@@ -648,19 +754,53 @@ class Reader:
         refused with this, saying what is missing and how to ask, not read as the reverse question."""
         if not cued:
             return None
-        first = cued[0]
+        # the first intent that reads more than a sentence naming no model ('how many cuda cores does the
+        # 4090 have': a card's figure, kbq:noModelTemplate only; 'how many 4090s do I need': a model is missing)
+        first = _leading(cued) or cued[0]
         if not first.templates:
             return None
-        if not self._model_named and not first.unnamed and all("{workload}" in t for t in first.templates):
-            what = "model"
+        needs = [t for t in first.templates if t not in first.unnamed]
+        # 'is 24 gb enough?': the models that fit; not with a process named ('can 2 a100 train from scratch?'):
+        # the reverse question sizes inference only, and the process asked would be dropped
+        reverse = bool(first.unnamed) and "hardware" in slots and "workload" not in slots
+        if not self._model_named and not reverse and needs and all("{workload}" in t for t in needs):
+            what = "model"  # 'how much gpu memory does this model need?': no reading without one
         elif "hardware" not in slots and all("{hardware}" in t for t in first.templates):
             what = "card or memory budget"  # 'what llms can I run?'
         else:
             return None
-        shown = re.sub(r"\{(at|with|under)\}", "", first.templates[0])
-        shown = shown.replace("{workload}", "MODEL") if what == "model" else shown.replace("{hardware}", "HARDWARE")
+        asked = ("workload",) if what == "model" else ("hardware",)
+        usable = [t for t in needs if all(n in slots or n in asked for n in _SLOT.findall(t))]  # the sentence's own slots
+        shown = re.sub(r"\{(at|with|under)\}", "", (usable or first.templates)[0])
+        process = f" {slots['workload']}" if what == "model" and "workload" in slots else ""  # a process named alone
+        if process and re.sub(r"ing$", "", process.split()[-1]) in shown.split():
+            process = ""  # the form says it already ('time to train MODEL', not 'time to train MODEL training')
+        shown = shown.replace("{workload}", f"MODEL{process}") if what == "model" else shown.replace("{hardware}", "HARDWARE")
         shown = _SLOT.sub(lambda m: slots.get(m.group(1), m.group(1).upper()), shown)
         return f"this sentence names no {what}, and a {first.label} question needs one: ask '{shown}'"
+
+    @staticmethod
+    def _before_missing(intent: Intent, cued: list[Intent]) -> bool:
+        """Whether a no-model template's intent comes before the first intent that needs a model ('how
+        many cuda cores does the 3090 have': the card's figure, before 'how many GPU for MODEL')."""
+        first = _leading(cued)
+        return first is not None and cued.index(intent) < cued.index(first)
+
+    def _with_examples(self, intent: Intent, slots: dict[str, str], check: CheckFn) -> list[str]:
+        """The intent's question with each of its example models (kbq:exampleWorkload) and what the
+        sentence names, each checked to answer: how to ask it, with a model the KB knows."""
+        out: list[str] = []
+        process = slots.get("workload", "")  # a process named without a model ('train from scratch'): kept
+        for example in intent.examples:
+            for template in intent.templates:
+                if template in intent.unnamed or (template in intent.unplaced and "hardware" in slots):
+                    continue
+                said = process and re.sub(r"ing$", "", process.split()[-1]) in template.split()  # 'time to train'
+                filled = self.fill(template, {**slots, "workload": example if said else f"{example} {process}".strip()})
+                if filled is not None and filled not in out and check(filled) is None:
+                    out.append(filled)
+                    break
+        return out
 
     def _refused_names_nothing(self, spans: list[Span]) -> bool:
         """Whether the name the language refused ('this', 'on 24 gb vram', 'local ai') is only words
@@ -685,7 +825,7 @@ class Reader:
         for intent in self.cued():
             for template in intent.templates:
                 if template in intent.unplaced and (text := self.fill(template, slots)) is not None and check(text) is None:
-                    return Reading(text, intent.label, tuple(self._unplaced_note(intent, template)), template)
+                    return Reading(text, intent.label, tuple(self._unplaced_note(intent, template, slots)), template)
         return None
 
     def _reading(self, slots: dict[str, str], check: CheckFn, spans: list[Span]) -> Reading:
@@ -703,22 +843,29 @@ class Reader:
                 if template in intent.unplaced and not self._unplaced_applies(slots):
                     continue
                 if template in intent.unnamed and (
-                    "workload" in slots or missing is not None or not self._refused_names_nothing(spans)
+                    "workload" in slots
+                    or (missing is not None and not self._before_missing(intent, cued))
+                    or not self._refused_names_nothing(spans)
                 ):
                     continue  # the reverse question only when no model, size or process is named
                 tried.append(text)
                 error = check(text)
-                if error is not None and intent is cued[0] and first_error is None:
+                if error is not None and intent is _leading(cued) and first_error is None:
                     first_error = (text, getattr(error, "message", str(error)))
                 if error is None:
-                    notes = self._unplaced_note(intent, template)
+                    notes = self._unplaced_note(intent, template, slots)
                     notes = notes if template not in intent.unnamed else self._unnamed_note(intent, template, slots)
-                    if "{topgpu}" in template:
+                    if intent.note and template in intent.unnamed:  # what the no-model reading answers
+                        notes = [*notes, intent.note]
+                    if "{topgpu}" in template and template not in intent.unplaced:
                         notes = [*notes, _TOP_NOTE.format(gpu=slots["topgpu"], workload=slots["workload"])]
                     return Reading(text, intent.label, tuple(notes), template, no_model=template in intent.unnamed)
         if missing is not None:
             kind: type[UnanswerableSentenceError] = MissingModelError if "no model" in missing else MissingHardwareError
-            raise kind(missing, query=self.text, suggestions=self.nearest(spans, slots, check, tried))
+            needing = _leading(cued) or cued[0]
+            shown = self._with_examples(needing, slots, check) if kind is MissingModelError else []
+            shown += [q for q in self.nearest(spans, slots, check, tried) if q not in shown]
+            raise kind(missing, query=self.text, suggestions=shown[:_READINGS_SHOWN])
         readings: list[Reading] = []
         named = {k for k in ("workload", "hardware", "gpu") if k in slots}
         for intent in self.lex.intents if named else ():  # no cue and nothing named: no reading to offer
@@ -809,11 +956,12 @@ class Reader:
         if not self._hint:
             return None
         values = " ".join(_literal(m) for m in models)
+        line_word = normalise(re.sub(r"[\d.]+$", "", self._hint))  # 'llama3': the line's word, 'llama'
         rows = self.run(
             PREFIXES
             + f"""SELECT ?l ?line (COUNT(?mid) AS ?pos) WHERE {{
   ?row a kbq:ModelLine ; kbq:lineWord ?word ; rdfs:label ?line ; kbq:generations ?list .
-  FILTER(LCASE(STR(?word)) = {_literal(normalise(self._hint))})
+  FILTER(LCASE(STR(?word)) = {_literal(line_word)})
   ?list rdf:rest* ?mid . ?mid rdf:rest* ?node . ?node rdf:first ?member .
   VALUES ?l {{ {values} }} ?m rdfs:label ?l . {{ ?m kbq:variantOf? ?member }} UNION {{ ?member kbq:generationModel ?m }}
 }} GROUP BY ?l ?line ?node ORDER BY ?pos ?l"""
@@ -838,6 +986,8 @@ class Reader:
         self._hint, self._narrowed, self._mixture = "", False, False
         words = Words(self.cat, self.text)
         for i, tok in enumerate(self.toks):
+            if i in named and tok in " ".join(s.text for s in self._settings()).split():
+                continue  # '100b tokens': a setting's number, not a model's size
             parts = re.split(r"[-_]", tok)
             for k, part in enumerate(parts):
                 if not _SIZE.match(part):
@@ -850,6 +1000,8 @@ class Reader:
                 if k + 1 < len(parts) and after in self.lex.formats and self.id_format is None:
                     self.id_format = (after, self.lex.formats[after])  # '72b-4bit': the weights' format
                 hint = parts[k - 1] if k > 0 else (self.toks[i - 1] if i > 0 and (i - 1) not in named else "")
+                if re.fullmatch(r"\d+(?:\.\d+)?", hint) and k == 0 and i > 1 and re.fullmatch(r"[a-z]+", self.toks[i - 2]):
+                    hint = self.toks[i - 2] + hint  # 'llama 3 405b': the line and its generation ('llama3')
                 prefix = re.match(r"[a-z][a-z0-9.]*", hint)  # 'qwen1.5' narrows to Qwen1.5 models, not Qwen2.5
                 if prefix and len(prefix.group()) > 2 and self.lex.roles.get(hint) != "ignore":
                     narrowed = [m for m in models if normalise(m).startswith(normalise(prefix.group()))]
@@ -883,7 +1035,20 @@ _ROLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("precision", (PRECISION,)),
     ("chassis", (CHASSIS_KIND,)),
 )
-_ROLE_ORDER = {"gpu": 0, "workload": 1, "budget": 2, "setting": 3, "process": 4, "precision": 5, "mode": 6}
+_ROLE_ORDER = {"gpu": 0, "workload": 1, "budget": 2, "setting": 3, "process": 4, "precision": 5, "mode": 6, "key": 8}
+
+
+def _cue_at(texts: tuple[str, str], place: tuple[int, int, int]) -> str:
+    """The cue found at a place (as the lexicon holds it: words joined by spaces, or Chinese as written)."""
+    which, start, end = place
+    return texts[which][start:end].strip() if which == 0 else texts[which][start:end]
+
+
+def _leading(cued: list[Intent]) -> Intent | None:
+    """The first cued intent that reads more than a sentence naming no model: an intent with only
+    no-model templates (a card's figure) reads a sentence or steps aside, and never decides what a
+    sentence lacks or why its reading cannot answer."""
+    return next((i for i in cued if any(t not in i.unnamed for t in i.templates)), None)
 
 
 def _settings_clause(settings: list[str]) -> str:
