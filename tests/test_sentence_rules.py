@@ -18,6 +18,26 @@ def _same_answer(kb, sentence: str, canonical: str) -> None:  # type: ignore[no-
 
 
 @pytest.mark.parametrize(
+    ("sentence", "canonical", "published_days"),
+    [
+        # Phi-4 model card (as Modular summarises it): 1,920 H100-80G for 21 days
+        ("how long would it take to train phi-4?", "time to train Phi-4 training on 9.8t tokens on 1920 x NVIDIA H100 SXM5", 21),
+        # DeepSeek-V3: 2.788M H800 GPU-hours (README) on 2,048 H800s (technical report) = about 57 days
+        ("how long does it take to train deepseek v3", "time to train DeepSeek-V3 training on 14.8t tokens on 2048 x NVIDIA H800 SXM5", 2788000 / 2048 / 24),
+    ],
+)
+def test_a_time_question_with_no_card_reads_the_published_run_on_its_count(kb, sentence: str, canonical: str, published_days: float) -> None:  # type: ignore[no-untyped-def]
+    """No card named and the run states its GPU count: read on that many of its cards, so the wall-clock time
+    is comparable with the published one (within a factor of two), not a one-card time in years."""
+    answer = kb.answer(sentence)
+    assert answer.kind == "time" and answer.read_as == canonical
+    days = next(float(row[1]) for row in answer.rows if row[0] == "wall-clock")
+    assert published_days / 2 < days < published_days * 2
+    assert any("as published (kb/training_runs.ttl)" in line for line in answer.explanation)
+    assert kb.answer(canonical.split(" training on")[0]).read_as == canonical  # the canonical form without a card too
+
+
+@pytest.mark.parametrize(
     ("sentence", "form"),
     [
         ("How much GPU memory do I need to run this model?", "memory for MODEL"),
@@ -43,8 +63,8 @@ def test_a_time_question_with_no_card_stays_a_time_question(kb) -> None:  # type
     """No card named: the card of the model's published training run (Llama 3 8B: H100), else the first of
     its GPU ranking (BERT-base, trained on TPUs), said; never a ranking ('fastest gpu for ...')."""
     llama = kb.answer("how long would it take to train llama 3 8b?")
-    assert llama.kind == "time" and llama.read_as == "time to train Llama 3 8B training on 15t tokens on NVIDIA H100 SXM5"
-    assert any("the card of the KB's published training run of Llama 3 8B" in line for line in llama.explanation)
+    assert llama.kind == "time" and llama.read_as == "time to train Llama 3 8B training on 15t tokens on 1 x NVIDIA H100 SXM5"
+    assert any("the card of Llama 3 8B pretraining: the run states no GPU count" in line for line in llama.explanation)
     assert kb.answer("time to train llama 3 8b").read_as == llama.read_as  # the canonical question without a card too
     bert = kb.answer("how long does it take to train bert base?")
     first = kb.answer("best gpu for BERT-base training").rows[0][1]

@@ -242,6 +242,7 @@ TERMS = frozenset(
         "trustRank",
         "trainedModel",
         "trainingGpu",
+        "trainingGpuCount",
         "trainingTokens",
         "trainsAllWeights",
         "unit",

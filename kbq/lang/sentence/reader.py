@@ -54,8 +54,7 @@ def _literal(text: str) -> str:
 _COMPARE = "compare it with kbq's estimate"
 _TOP_NOTE = "no card named: read with {gpu}, the first of 'best gpu for {workload}'; name a card for another"
 _RUN_NOTE = (
-    "no card named: read with {gpu}, the card of the KB's published training run of {workload} (kb/training_runs.ttl); "
-    "name a card and a count ('on 64 x h100') for another"
+    "no card named: read with {setup} (kb/training_runs.ttl); name a card and a count ('on 64 x h100') for another"
 )
 
 
@@ -606,16 +605,25 @@ class Reader:
         words = slots["workload"].split()
         labels = " ".join(_literal(" ".join(words[:n])) for n in range(len(words), 0, -1))
         rows = self.run(
-            PREFIXES + f"SELECT ?run ?tokens ?gpu WHERE {{ VALUES ?l {{ {labels} }} ?m a kbq:Model ; rdfs:label ?l . "
+            PREFIXES + f"SELECT ?run ?tokens ?gpu ?count WHERE {{ VALUES ?l {{ {labels} }} ?m a kbq:Model ; rdfs:label ?l . "
             "?r kbq:trainedModel ?m ; kbq:trainingTokens ?tokens ; rdfs:label ?run "
-            "OPTIONAL { ?r kbq:trainingGpu ?g . ?g rdfs:label ?gpu } } "
+            "OPTIONAL { ?r kbq:trainingGpu ?g . ?g rdfs:label ?gpu } OPTIONAL { ?r kbq:trainingGpuCount ?count } } "
             "ORDER BY DESC(STRLEN(?l)) DESC(xsd:double(?tokens)) LIMIT 1"
         ).rows
         if not rows:
             return
         run, tokens = str(rows[0][0]), float(str(rows[0][1]))
         if rows[0][2] is not None and (gpu := _say(str(rows[0][2]), "")):
-            slots["rungpu"] = gpu  # the card the run was trained on (a label the grammar reads back)
+            # the run's setup as published (its count x its card), so the answer compares with the published time;
+            # a run that states no count reads on 1 card, said so
+            count = int(float(str(rows[0][3]))) if rows[0][3] is not None else 1
+            slots["rungpu"] = f"{count} x {gpu}"
+            slots["runsetup"] = (
+                f"{count} x {gpu}, the setup of {run} as published"
+                if rows[0][3] is not None
+                else f"1 x {gpu}, the card of {run}: the run states no GPU count, so the time is for one card "
+                "(its GPU-hours compare with the published ones)"
+            )
         scale = next(((s, u) for s, u in ((1e12, "t"), (1e9, "b"), (1e6, "m"), (1e3, "k")) if tokens >= s), (1.0, ""))
         slots["runtokens"] = f"{_fmt(round(tokens / scale[0], 3))}{scale[1]}"
         self.notes.append(
@@ -727,7 +735,7 @@ class Reader:
         if template not in intent.unplaced:
             return self.notes
         if "{rungpu}" in template:
-            return [*self.notes, _RUN_NOTE.format(gpu=slots["rungpu"], workload=slots["workload"])]
+            return [*self.notes, _RUN_NOTE.format(setup=slots["runsetup"])]
         if "{topgpu}" in template:
             return [*self.notes, _TOP_NOTE.format(gpu=slots["topgpu"], workload=slots["workload"])]
         return [
