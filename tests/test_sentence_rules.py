@@ -23,10 +23,16 @@ def _same_answer(kb, sentence: str, canonical: str) -> None:  # type: ignore[no-
         # Phi-4 model card (as Modular summarises it): 1,920 H100-80G for 21 days
         ("how long would it take to train phi-4?", "time to train Phi-4 training on 9.8t tokens on 1920 x NVIDIA H100 SXM5", 21),
         # DeepSeek-V3: 2.788M H800 GPU-hours (README) on 2,048 H800s (technical report) = about 57 days
-        ("how long does it take to train deepseek v3", "time to train DeepSeek-V3 training on 14.8t tokens on 2048 x NVIDIA H800 SXM5", 2788000 / 2048 / 24),
+        (
+            "how long does it take to train deepseek v3",
+            "time to train DeepSeek-V3 training on 14.8t tokens on 2048 x NVIDIA H800 SXM5",
+            2788000 / 2048 / 24,
+        ),
     ],
 )
-def test_a_time_question_with_no_card_reads_the_published_run_on_its_count(kb, sentence: str, canonical: str, published_days: float) -> None:  # type: ignore[no-untyped-def]
+def test_a_time_question_with_no_card_reads_the_published_run_on_its_count(  # type: ignore[no-untyped-def]
+    kb, sentence: str, canonical: str, published_days: float
+) -> None:
     """No card named and the run states its GPU count: read on that many of its cards, so the wall-clock time
     is comparable with the published one (within a factor of two), not a one-card time in years."""
     answer = kb.answer(sentence)
