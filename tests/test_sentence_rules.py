@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from kbq.errors import QueryError
 from kbq.lang.sentence import MissingModelError, UnanswerableSentenceError
 
 
@@ -48,7 +49,6 @@ def test_a_time_question_with_no_card_reads_the_published_run_on_its_count(  # t
     [
         ("How much GPU memory do I need to run this model?", "memory for MODEL"),
         ("what are the hardware requirements for running it locally?", "memory for MODEL"),
-        ("can I pretrain from scratch on 4 x a100?", "does MODEL training fit on 4 x A100"),
         ("how long would training this model take on a 1080 ti?", "time to train MODEL on GeForce GTX 1080 Ti"),
     ],
 )
@@ -299,3 +299,34 @@ def test_a_card_and_a_key_alone_read_as_the_figure(kb, sentence: str, canonical:
     only the key's word ('vram') counts as weak; with a model named, the model's memory."""
     _same_answer(kb, sentence, canonical)
     assert kb.answer("VRAM Usage: Is a 4090 sufficient?").read_as == "models that fit on GeForce RTX 4090"  # 'sufficient' asks
+
+
+@pytest.mark.parametrize(
+    ("sentence", "canonical"),
+    [
+        ("which models can I fine-tune on a 4090", "models that fit on GeForce RTX 4090 for full fine-tuning"),
+        ("can I pretrain from scratch on 4 x a100?", "models that fit on 4 x A100 for training"),
+        ("what llms can i train with qlora on my 3090?", "models that fit on GeForce RTX 3090 for QLoRA fine-tuning"),
+        ("is 24gb enough to fine-tune?", "models that fit on 24gb for full fine-tuning"),
+    ],
+)
+def test_a_process_named_without_a_model_is_kept_in_the_reverse_question(kb, sentence: str, canonical: str) -> None:  # type: ignore[no-untyped-def]
+    """'which models can I fine-tune on X': the models that fit for that process, never the inference list."""
+    _same_answer(kb, sentence, canonical)
+    assert kb.answer(sentence).explanation[0].endswith(canonical.split(" for ")[-1].split()[-1])  # said in the head
+
+
+def test_models_that_fit_for_a_process_size_each_model_for_it(kb) -> None:  # type: ignore[no-untyped-def]
+    """'models that fit on HW for PROCESS' sizes each model as 'memory for MODEL PROCESS on HW': full training
+    with AdamW holds about 16 bytes a parameter (2 weights + 2 gradients + 12 optimizer, ZeRO paper), so on
+    24 GB no model above 1.5B parameters fits, while inference lists 7B models."""
+    training = kb.answer("models that fit on 24gb for training")
+    inference = kb.answer("models that fit on 24gb")
+    assert training.kind == "models" and training.rows and len(training.rows) < len(inference.rows)
+    assert max(float(row[1]) for row in training.rows) <= 1.5
+    assert max(float(row[1]) for row in inference.rows) >= 7
+    model, needed = training.rows[0][0], training.rows[0][3]
+    memory = kb.answer(f"memory for {model} training on 24gb")
+    assert next(row[1] for row in memory.rows if row[0] == "total") == pytest.approx(needed, abs=0.01)
+    with pytest.raises(QueryError):
+        kb.answer("models that fit on 24gb for lora for training")  # one process

@@ -512,6 +512,8 @@ class Reader:
             slots[name] = span.text
         precision = by_role.get("precision", [])
         slots["at"] = f" at {precision[0].text}" if precision else ""
+        process = by_role.get("process", [])  # a process named without a model: the reverse question's 'for PROCESS'
+        slots["for"] = f" for {process[0].text}" if process and not workloads else ""
         if not precision:
             self._id_format(slots)
         settings = [s.text for s in by_role.get("setting", [])]
@@ -751,7 +753,8 @@ class Reader:
         stand_in = f" ('{said[0]}' names none)" if said else ""
         return [
             *self.notes,
-            f"no model named{stand_in}: read as the reverse question, the models that fit on {slots['hardware']}; "
+            f"no model named{stand_in}: read as the reverse question, the models that fit on {slots['hardware']}"
+            f"{slots.get('for', '')}; "
             f"name one ('does llama 3 8b fit on {slots['hardware']}') for its own verdict",
         ]
 
@@ -768,9 +771,14 @@ class Reader:
         if not first.templates:
             return None
         needs = [t for t in first.templates if t not in first.unnamed]
-        # 'is 24 gb enough?': the models that fit; not with a process named ('can 2 a100 train from scratch?'):
-        # the reverse question sizes inference only, and the process asked would be dropped
-        reverse = bool(first.unnamed) and "hardware" in slots and "workload" not in slots
+        # 'is 24 gb enough?': the models that fit; with a process named ('can 2 a100 train from scratch?'), only
+        # a reverse form that keeps it ('{for}': 'models that fit on 2 x A100 for training'), never dropped
+        reverse = (
+            bool(first.unnamed)
+            and "hardware" in slots
+            and not self._model_named
+            and ("workload" not in slots or any("{for}" in t for t in first.unnamed))
+        )
         if not self._model_named and not reverse and needs and all("{workload}" in t for t in needs):
             what = "model"  # 'how much gpu memory does this model need?': no reading without one
         elif "hardware" not in slots and all("{hardware}" in t for t in first.templates):
@@ -851,7 +859,8 @@ class Reader:
                 if template in intent.unplaced and not self._unplaced_applies(slots):
                     continue
                 if template in intent.unnamed and (
-                    "workload" in slots
+                    self._model_named
+                    or ("workload" in slots and "{for}" not in template)  # a process it would drop
                     or (missing is not None and not self._before_missing(intent, cued))
                     or not self._refused_names_nothing(spans)
                 ):
