@@ -619,7 +619,7 @@ class Reader:
             # the run's setup as published (its count x its card), so the answer compares with the published time;
             # a run that states no count reads on 1 card, said so
             count = int(float(str(rows[0][3]))) if rows[0][3] is not None else 1
-            slots["rungpu"] = f"{count} x {gpu}"
+            slots["rungpu"] = f"{count} x {gpu}" if count > 1 else gpu
             slots["runsetup"] = (
                 f"{count} x {gpu}, the setup of {run} as published"
                 if rows[0][3] is not None
@@ -828,6 +828,14 @@ class Reader:
             for w in _tokens(self.unknown_text.lower())
         )
 
+    def _drops_process(self, template: str, slots: dict[str, str]) -> bool:
+        """Whether the template would drop the process the sentence names without a model ('the biggest model
+        I can fine-tune on a 4090': not 'largest model for GPU', which sizes inference): a named process is
+        never left out silently; the reverse form keeps it ('{for}')."""
+        return (
+            "workload" in slots and not self._model_named and "{workload}" not in template and "{for}" not in template
+        )
+
     def _unplaced_applies(self, slots: dict[str, str]) -> bool:
         """A ranking stands in for a speed or time only for a model, and only when no hardware is named."""
         return "hardware" not in slots and self._model_named
@@ -857,6 +865,8 @@ class Reader:
                 if text is None or text in tried:
                     continue
                 if template in intent.unplaced and not self._unplaced_applies(slots):
+                    continue
+                if self._drops_process(template, slots):
                     continue
                 if template in intent.unnamed and (
                     self._model_named
