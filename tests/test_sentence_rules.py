@@ -331,3 +331,18 @@ def test_models_that_fit_for_a_process_size_each_model_for_it(kb) -> None:  # ty
     assert next(row[1] for row in memory.rows if row[0] == "total") == pytest.approx(needed, abs=0.01)
     with pytest.raises(QueryError):
         kb.answer("models that fit on 24gb for lora for training")  # one process
+
+
+@pytest.mark.parametrize(
+    ("sentence", "canonical"),
+    [
+        ("a100 40gb vs 80gb", "compare NVIDIA A100 PCIe 40GB vs NVIDIA A100 SXM4 80GB"),
+        ("h100 pcie vs sxm?", "compare NVIDIA H100 PCIe vs NVIDIA H100 SXM5"),
+        ("4060 ti 8gb or 16gb", "compare GeForce RTX 4060 Ti 8GB vs GeForce RTX 4060 Ti 16GB"),
+        ("should I get the 3060 12gb or the 8gb?", "compare GeForce RTX 3060 12GB vs GeForce RTX 3060 8 GB"),
+    ],
+)
+def test_a_side_naming_only_a_variant_takes_the_card_of_the_other(kb, sentence: str, canonical: str) -> None:  # type: ignore[no-untyped-def]
+    """'a100 40gb vs 80gb': the second side names only a variant; it is that card's variant, said."""
+    _same_answer(kb, sentence, canonical)
+    assert any("the variant of the card before it" in line for line in kb.answer(sentence).explanation)

@@ -41,6 +41,7 @@ from kbq.store.names import normalise
 
 _SETTING_REACH = 6  # words after a setting's name where its scaled number ('128k') may still be
 _REPORTED = r"\d+(?:\.\d+)?(?:-\d+(?:\.\d+)?)?"  # a number or a range ('18-22') a sentence reports
+_VARIANT_WORDS = 2  # words of a side that names only a variant of the card before it ('80gb', '16 gb')
 _CARD_GAP = 4  # words from a count of cards to their memory ('two graphics cards with 24gb')
 _READINGS_SHOWN = 6  # the readings an ambiguous sentence gets back (each answers)
 _SIZED_KEPT = 64  # models of a size the reader weighs (the ambiguity names the first four)
@@ -88,7 +89,36 @@ class Reader:
         if not self._near_read:
             self._near_read = True
             self._near_names(self._spans())
+            self._shared_stem()
         return self._spans()
+
+    def _shared_stem(self) -> None:
+        """'a100 40gb vs 80gb', 'h100 pcie or sxm': the side after an alternative word (kbq:wordRole
+        'alternative') that names no card, only a variant, takes the first words of the card before it
+        when they then name another card of the KB ('a100 80gb': NVIDIA A100 SXM4 80GB), said."""
+        for c, word in enumerate(self.toks):
+            if self.lex.roles.get(f"alternative:{word}") != "alternative":
+                continue
+            before = Reader(" ".join(self.toks[:c]), self.cat, self.run)._spans()  # each side read alone
+            after = Reader(" ".join(self.toks[c + 1 :]), self.cat, self.run)._spans()
+            left = next((s for s in before if s.role == "gpu" and s.end == c and s.terms), None)
+            right = next((s for s in after if s.start == 0), None)
+            if left is None or (right is not None and right.role == "gpu"):
+                continue
+            stem = self.toks[left.start : left.end]
+            for end in range(min(len(self.toks), c + 1 + _VARIANT_WORDS), c + 1, -1):
+                side = self.toks[c + 1 : end]
+                for k in range(len(stem) - 1, 0, -1):
+                    words = stem[:k] + side
+                    read = Reader(" ".join(words), self.cat, self.run)._spans()
+                    card = read[0] if len(read) == 1 else None
+                    if card is None or card.role != "gpu" or (card.start, card.end) != (0, len(words)):
+                        continue
+                    if {t.iri for t in card.terms} & {t.iri for t in left.terms}:
+                        continue  # the same card again: not a variant of it
+                    self.toks = self.toks[: c + 1] + words + self.toks[end:]
+                    self.notes.append(f"read '{' '.join(side)}' as {card.text}: the variant of the card before it")
+                    return
 
     def _near_names(self, spans: list[Span]) -> None:
         """Typos of the KB's name words ('llamma 3', 'rthx 3060') and the tail of one model's name
