@@ -346,3 +346,26 @@ def test_a_side_naming_only_a_variant_takes_the_card_of_the_other(kb, sentence: 
     """'a100 40gb vs 80gb': the second side names only a variant; it is that card's variant, said."""
     _same_answer(kb, sentence, canonical)
     assert any("the variant of the card before it" in line for line in kb.answer(sentence).explanation)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "word"),
+    [
+        ("Can orpo run on a single H20?", "orpo"),
+        ("can I do grpo on one h20?", "grpo"),
+        ("which models can I distil on a 4090", "distil"),
+        ("models that fit on rtx 4090 for frobnication", "frobnication"),
+    ],
+)
+def test_an_unknown_name_in_a_workloads_place_is_said_not_dropped(kb, sentence: str, word: str) -> None:  # type: ignore[no-untyped-def]
+    """An unknown word where the workload goes is refused by name; the reverse question (which would drop it)
+    is only a suggestion, never the answer."""
+    with pytest.raises(UnanswerableSentenceError) as caught:
+        kb.answer(sentence)
+    assert f"'{word}' is not a model or process kbq knows" in caught.value.message
+    assert caught.value.suggestions and all(q.startswith("models that fit on ") for q in caught.value.suggestions)
+
+
+def test_an_ordinary_word_elsewhere_still_reads_as_the_reverse_question(kb) -> None:  # type: ignore[no-untyped-def]
+    answer = kb.answer("what decent models can I run on a 3060?")
+    assert answer.read_as is not None and answer.read_as.startswith("models that fit on ")

@@ -858,6 +858,30 @@ class Reader:
             for w in _tokens(self.unknown_text.lower())
         )
 
+    def _unplaced_name(self, spans: list[Span]) -> str:
+        """A word in the sentence that nothing reads, that is no word the reader or the language knows, and
+        that stands where a workload does (after a kbq:wordRole 'workload-before' word or before a
+        'workload-after' one: 'grpo' in 'can grpo run on single h20'): the name of a model or process kbq
+        does not know, which a reverse question would drop. Latin letters only: a name is written so, and a
+        Chinese word jieba cuts ('您好') is not one. '' when there is none."""
+        covered = {i for s in spans for i in range(s.start, s.end)}
+        known = self._known_words()
+        for i, word in enumerate(self.toks):
+            if i in covered or word in known or not re.search(r"[a-z]", word) or _CJK.search(word):
+                continue
+            if any(self.lex.roles.get(f"{role}:{word}") for role in ("ignore", "deictic", "budget", "suffix")):
+                continue
+            before = self.toks[i - 1] if i else ""
+            after = self.toks[i + 1] if i + 1 < len(self.toks) else ""
+            if self.lex.roles.get(f"workload-before:{before}") or self.lex.roles.get(f"workload-after:{after}"):
+                return word  # in a workload's place ('run X', 'for X', 'X run on', 'do X on'), not any word
+        return ""
+
+    def _close_names(self, word: str) -> str:
+        """The KB's models and processes whose names are close to an unknown word, as the end of a message."""
+        close = self.cat.suggest(word, [MODEL, PROCESS], limit=4)
+        return f"; close names: {', '.join(close)}" if close else ""
+
     def _drops_process(self, template: str, slots: dict[str, str]) -> bool:
         """Whether the template would drop the process the sentence names without a model ('the biggest model
         I can fine-tune on a 4090': not 'largest model for GPU', which sizes inference): a named process is
@@ -898,6 +922,13 @@ class Reader:
                     continue
                 if self._drops_process(template, slots):
                     continue
+                if "{for}" in template and "{workload}" not in template and (unknown := self._unplaced_name(spans)):
+                    raise UnanswerableSentenceError(  # 'can grpo run on single h20': never the models that fit
+                        f"'{unknown}' is not a model or process kbq knows, so '{text}' would not answer what is asked"
+                        + self._close_names(unknown),
+                        query=self.text,
+                        suggestions=[text],
+                    )
                 if template in intent.unnamed and (
                     self._model_named
                     or ("workload" in slots and "{for}" not in template)  # a process it would drop
