@@ -135,6 +135,7 @@ def test_the_snapshot_keeps_each_graph_apart(kb) -> None:  # type: ignore[no-unt
     assert sizes[resources.INFERRED_GRAPH] == info.inferred
     assert sizes[names.NAMES_GRAPH] > 1000
     assert next(iter(store.quads_for_pattern(None, None, None, ox.DefaultGraph())), None) is None
+    assert not {"asserted.nt", "rest.nq"} & {p.name for p in Path(info.path).iterdir()}  # the writer's files are gone
 
 
 def test_inferred_statements_about_blank_nodes_keep_their_nodes(private_cache: Path, tmp_path: Path) -> None:
@@ -176,3 +177,19 @@ def test_a_failed_build_stops_its_writer(private_cache: Path, tmp_path: Path) ->
 
     assert writers() == []
     assert not [p for p in private_cache.iterdir() if ".tmp-" in p.name]
+
+
+def test_without_an_interpreter_to_start_the_build_writes_the_store_itself(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An embedded Python (no sys.executable) cannot start the writer process: same snapshot."""
+    import pyoxigraph as ox
+
+    from kbq.store import resources
+
+    monkeypatch.setattr(sys, "executable", "")
+    info = pipeline.build(tmp_path / "snapshot-embedded")
+    store = ox.Store.read_only(info.path)
+    sizes = _graph_sizes(store)
+    assert sizes[resources.ASSERTED_GRAPH] == info.asserted and sizes[resources.INFERRED_GRAPH] == info.inferred
+    assert not {"asserted.nt", "rest.nq"} & {p.name for p in Path(info.path).iterdir()}

@@ -407,18 +407,21 @@ class _SnapshotWriter:
     """The on-disk store of a snapshot being built, written by another process
     (kbq/build/snapshot_writer.py says why): the ASSERTED graph while the build validates and
     reasons (which never change that graph), the rest when `finish` hands it over. The graphs
-    travel as N-Quads files in the work folder, removed before the manifest is written."""
+    travel as files in the work folder (asserted.nt, rest.nq), gone before the manifest is written."""
 
     def __init__(self, store: ox.Store, work: Path) -> None:
         import subprocess
         import threading
 
         self.work = work
+        self.store = store  # for the write in this process, when no interpreter can be started
         self.proc: subprocess.Popen[bytes] | None = None
         self._failed: BaseException | None = None
 
         def start() -> None:  # a thread: the dump releases the GIL, and the build goes on meanwhile
             try:
+                if not sys.executable:  # an embedded interpreter: finish() writes here
+                    return
                 graph = resources.ASSERTED_GRAPH  # N-Triples: a dump of one graph in N-Quads puts it in the default graph
                 store.dump(str(work / "asserted.nt"), format=ox.RdfFormat.N_TRIPLES, from_graph=ox.NamedNode(graph))
                 script = Path(__file__).with_name("snapshot_writer.py")
@@ -433,8 +436,18 @@ class _SnapshotWriter:
     def finish(self, rest: Iterable[ox.Quad]) -> None:
         """Hand over `rest` and wait until the store is written, flushed, compacted and closed."""
         self._starter.join()
-        if self._failed is not None or self.proc is None:
-            raise self._failed or OSError(0, "the snapshot writer did not start")
+        if self._failed is not None:
+            raise self._failed
+        if self.proc is None:  # no interpreter to start: written here, after reasoning
+            from kbq.build.snapshot_writer import bulk_extend
+
+            disk = ox.Store(str(self.work))
+            bulk_extend(disk, self.store.quads_for_pattern(None, None, None, ox.NamedNode(resources.ASSERTED_GRAPH)))
+            bulk_extend(disk, rest)
+            disk.flush()
+            disk.optimize()
+            del disk
+            return
         try:
             ox.serialize(rest, str(self.work / "rest.nq"), format=ox.RdfFormat.N_QUADS)
             _out, err = self.proc.communicate(b"go\n")
