@@ -363,6 +363,7 @@ def test_an_unknown_name_in_a_workloads_place_is_said_not_dropped(kb, sentence: 
     with pytest.raises(UnanswerableSentenceError) as caught:
         kb.answer(sentence)
     assert f"'{word}' is not a model or process kbq knows" in caught.value.message
+    assert "close names: " in caught.value.message or "the processes kbq sizes: " in caught.value.message
     assert caught.value.suggestions and all(q.startswith("models that fit on ") for q in caught.value.suggestions)
 
 

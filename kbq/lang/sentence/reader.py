@@ -880,7 +880,10 @@ class Reader:
     def _close_names(self, word: str) -> str:
         """The KB's models and processes whose names are close to an unknown word, as the end of a message."""
         close = self.cat.suggest(word, [MODEL, PROCESS], limit=4)
-        return f"; close names: {', '.join(close)}" if close else ""
+        if close:
+            return f"; close names: {', '.join(close)}"
+        processes = sorted(str(r[0]) for r in self.run(PREFIXES + "SELECT ?l WHERE { ?p a kbq:Process ; rdfs:label ?l }").rows)
+        return f"; the processes kbq sizes: {', '.join(processes)}" if processes else ""
 
     def _drops_process(self, template: str, slots: dict[str, str]) -> bool:
         """Whether the template would drop the process the sentence names without a model ('the biggest model
