@@ -44,6 +44,16 @@ def test_a_time_question_with_no_card_reads_the_published_run_on_its_count(  # t
     assert kb.answer(canonical.split(" training on")[0]).read_as == canonical  # the canonical form without a card too
 
 
+def test_a_token_count_named_keeps_the_published_setup_but_not_its_tokens(kb) -> None:  # type: ignore[no-untyped-def]
+    """'how long to train phi-4 on 1t tokens': the run's setup (1,920 x H100) with the sentence's tokens, not
+    the run's 9.8T beside them; 1T of 9.8T tokens takes about a tenth of the time."""
+    named = kb.answer("how long would it take to train phi 4 on 1t tokens?")
+    assert named.read_as == "time to train Phi-4 training with 1t tokens on 1920 x NVIDIA H100 SXM5"
+    full = kb.answer("how long would it take to train phi-4?")
+    days = [next(float(row[1]) for row in a.rows if row[0] == "wall-clock") for a in (named, full)]
+    assert days[0] == pytest.approx(days[1] / 9.8, rel=0.05)
+
+
 @pytest.mark.parametrize(
     ("sentence", "form"),
     [

@@ -78,6 +78,7 @@ class Reader:
         self._model_named = False  # the sentence names a workload (not only a process)
         self._deictic: list[str] = []  # words standing for a model not named ('this model', 'it')
         self._near_read = False  # near names corrected (once, before the first spans)
+        self._run_read: set[str] = set()  # the workloads whose published training run was looked up (once each)
         self._family_note = ""  # the note of a family read as its smallest size (dropped when a size follows it)
         self._processes: list[str] = []  # the IRIs of the processes the sentence names
         self._spans_seen: list[Span] = []  # the spans of the last slots read
@@ -618,13 +619,24 @@ class Reader:
             top = _first_ranked(f"best gpu for {slots['workload']}{slots.get('at', '')}", self.cat, self.run)
             if top is not None:
                 slots["topgpu"] = top
-        if ("runtokens" in names or "rungpu" in names) and "runtokens" not in slots and "workload" in slots:
-            self._run_tokens(slots)
+        if ("runtokens" in names or "rungpu" in names) and "rungpu" not in slots and "runtokens" not in slots:
+            if "workload" in slots and slots["workload"] not in self._run_read:
+                self._run_read.add(slots["workload"])
+                self._run_tokens(slots, named_tokens=self._names_setting(template, "runtokens"))
         if any(n not in slots for n in names):
             return None
         return _SLOT.sub(lambda m: slots[m.group(1)], template)
 
-    def _run_tokens(self, slots: dict[str, str]) -> None:
+    def _names_setting(self, template: str, slot: str) -> bool:
+        """Whether the sentence names the setting the template fills from a slot ('{runtokens} tokens': a
+        token count), so the slot's default does not replace what the sentence says."""
+        after = re.search(r"\{" + slot + r"\}\s+([^\s{]+)", template)
+        setting = self.cat.settings.get(normalise(after.group(1))) if after else None
+        return setting is not None and any(
+            s.role == "setting" and s.text.split(" ", 1)[-1] == setting.label for s in self._spans_seen
+        )
+
+    def _run_tokens(self, slots: dict[str, str], *, named_tokens: bool = False) -> None:
         """The tokens of the KB's published training run of the model asked ('how long to train llama 3
         8b on 64 h100s': Llama 3 8B's pretraining, 15T tokens), for a time question that names none; the
         answer says whose run it is. Nothing when the KB holds no run of that model."""
@@ -656,6 +668,8 @@ class Reader:
                 else f"1 x {gpu}, the card of {run}: the run states no GPU count, so the time is for one card "
                 "(its GPU-hours compare with the published ones)"
             )
+        if named_tokens:  # 'how long to train phi-4 on 1t tokens': the run's setup, the sentence's tokens
+            return
         scale = next(((s, u) for s, u in ((1e12, "t"), (1e9, "b"), (1e6, "m"), (1e3, "k")) if tokens >= s), (1.0, ""))
         slots["runtokens"] = f"{_fmt(round(tokens / scale[0], 3))}{scale[1]}"
         self.notes.append(
