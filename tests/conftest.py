@@ -11,13 +11,17 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+# The tests' tiny knowledge base (scripts/gen_tiny_kb.py): 7 GPUs and 7 models of the shipped KB and
+# what concerns them, the shipped ontology, shapes and rules. Tests that need a snapshot but not the
+# shipped knowledge (builds in private caches, damage and healing, bad input) point kbq at it with
+# KBQ_DATA_DIR (kbq/store/resources.py): builds in a fraction of the shipped KB's time.
+TINY_KB = ROOT / "tests" / "data" / "tiny_kb"
 
 
-# Modules whose tests start real processes that build their own snapshots (private caches,
-# overlays, concurrent builds), real servers, a browser or external stores: the full lane runs
-# them, the fast lane (`bash tests/run.sh --fast`, `-m "not slow"`) leaves them out.
+# Modules whose tests start real servers, a browser or external stores, or compare stores: the full
+# lane runs them, the fast lane (`bash tests/run.sh --fast`, `-m "not slow"`) leaves them out. (The
+# cache hardening and snapshot tests build the tiny KB, in a second a build: the fast lane runs them.)
 SLOW_MODULES = {
-    "test_hardening_cache",
     "test_hardening_server",
     "test_hardening_library",
     "test_server",
@@ -25,30 +29,24 @@ SLOW_MODULES = {
     "test_browser",
     "test_stores",
     "test_remote",
-    "test_snapshot",
     "test_reference",
 }
 
 
 # Single tests the fast lane leaves out (the full lane runs them): those that build snapshots with
-# overlays or whole new ones (a child build process each), the reference comparisons that run
-# pySHACL over the whole KB (the fast lane keeps the build's validator on good and bad data) and
-# the rdflib-based reference reasoning (owlrl, reasonable; the build's engine runs in every build).
+# overlays or whole new ones (a child build process each), the reference comparison that runs
+# pySHACL over the whole KB (the fast lane keeps pySHACL against the build's validators on the tiny
+# KB with bad data) and owlrl, the reference reasoner (the build's engine runs in every build).
 SLOW_TESTS = {
-    "test_engines::test_an_overlay_build_from_the_shipped_closure_equals_a_full_build",
     "test_plan_cache::test_cached_plans_answer_every_golden_question_the_same",  # test_golden asks them all once
     "test_model_import::test_the_overlay_answers_with_kb",
     "test_hardening_outputs::test_a_hostile_overlay_reaches_no_output_raw",
     "test_examples::test_example_file_commands_run",
     "test_examples::test_overlay_example_answers_with_the_new_key",  # the fast lane's overlay build: test_api's
     "test_language::test_a_chassis_synonym_added_in_an_overlay_is_understood",
-    "test_validation::test_fast_validators_report_what_pyshacl_reports",
-    "test_validation::test_sparql_validator_reports_an_unmet_or_as_pyshacl_does",
     "test_validation::test_validators_agree_that_the_shipped_knowledge_conforms",
-    "test_reasoning::test_inference_is_pure",  # rdflib-based reasoning (owlrl/reasonable), not the build's
-    "test_reasoning::test_contradictions_are_reported_not_swallowed",
+    "test_tiny_kb::test_the_three_engines_give_the_same_entailments_on_the_tiny_kb",  # owlrl: 30 s of a core
     "test_cli::test_overlay_flag",
-    "test_cli::test_build_reports_counts_and_time",
     "test_language::test_ambiguous_name_lists_candidates",
 }
 
@@ -63,18 +61,18 @@ SERIAL_MODULES = {"test_server", "test_hardening_server", "test_hardening_server
 # (`--dist loadfile`: one module, one worker) start them early and finish together instead of
 # one worker starting a long module last while the other one idles.
 LONGEST_FIRST = [
-    "test_hardening_cache",
-    "test_stores",
-    "test_reasoning",
+    "test_stores",  # rdflib answering every golden question beside Virtuoso's cases: a third of a worker
     "test_sentences",
-    "test_validation",
-    "test_snapshot",
+    "test_tiny_kb",
+    "test_sentences_fresh",
+    "test_reasoning",
+    "test_hardening_cache",
     "test_remote",
-    "test_engines",
-    "test_plan_cache",
-    "test_language",
     "test_catalog",
-    "test_reference",
+    "test_plan_cache",
+    "test_validation",
+    "test_language",
+    "test_browser",
 ]
 
 
@@ -161,3 +159,18 @@ def ask_true(kb):  # type: ignore[no-untyped-def]
         return kb.table(PREFIXES + f"ASK {{ {pattern} }}").rows[0][0] is True
 
     return ask
+
+
+@pytest.fixture
+def tiny_kb(monkeypatch: pytest.MonkeyPatch) -> Path:
+    """KBQ_DATA_DIR names the tiny knowledge base for this test and every process it starts."""
+    monkeypatch.setenv("KBQ_DATA_DIR", str(TINY_KB))
+    return TINY_KB
+
+
+@pytest.fixture(scope="module")
+def tiny_kb_module() -> Iterator[Path]:
+    """As `tiny_kb`, for a whole module (its module-scoped fixtures too); restored after it."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("KBQ_DATA_DIR", str(TINY_KB))
+        yield TINY_KB

@@ -5,7 +5,7 @@
 #                              Chromium the page test drives and Virtuoso, then runs `python -P -m pytest`
 #                              with PYTHONSAFEPATH=1, so neither pytest nor a `python -m kbq` subprocess
 #                              imports the checkout from the current folder.
-#                              Tests marked `scale` (owlrl over the whole KB, a 10x synthetic KB: many minutes) are left out unless
+#                              Tests marked `scale` (owlrl over the hand-written and the whole KB, a 10x synthetic KB: many minutes) are left out unless
 #                              asked: `bash tests/run.sh -m scale` (a later -m replaces the default one).
 #                              Test files run in parallel, one worker per core (pytest-xdist,
 #                              `--dist loadfile`: a file's tests share one worker and its fixtures;

@@ -126,13 +126,20 @@ def _wait(server: ServerProcess, probe: str, timeout: float) -> ServerProcess:
 
 
 def start_kbq(
-    *args: str, timeout: float = 120.0, cache: str | os.PathLike[str] | None = None, root: Path = ROOT
+    *args: str,
+    timeout: float = 120.0,
+    cache: str | os.PathLike[str] | None = None,
+    root: Path = ROOT,
+    env: dict[str, str] | None = None,
 ) -> ServerProcess:
     """`python -m kbq serve` on a free loopback port, once /health answers 200 (`cache`: its own
-    KBQ_CACHE_DIR instead of the session's; `root`: serve the kbq of another checkout)."""
+    KBQ_CACHE_DIR instead of the session's; `root`: serve the kbq of another checkout; `env`: more
+    variables, e.g. KBQ_DATA_DIR)."""
     port = free_port()
     log = Path(tempfile.mkdtemp(prefix="kbq-serve-")) / "serve.log"
-    env = kbq_env() if cache is None else {**kbq_env(), "KBQ_CACHE_DIR": os.fspath(cache)}
+    env = {**kbq_env(), **(env or {})}
+    if cache is not None:
+        env["KBQ_CACHE_DIR"] = os.fspath(cache)
     if root != ROOT:
         env["PYTHONPATH"] = str(root)
     with log.open("wb") as out:

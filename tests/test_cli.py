@@ -90,8 +90,8 @@ def test_help_and_version() -> None:
     assert kbq("--version").stdout.startswith("kbq ")
 
 
-def test_build_reports_counts_and_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("KBQ_CACHE_DIR", str(tmp_path))  # a rebuild, not in the cache the other workers read
+def test_build_reports_counts_and_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tiny_kb: Path) -> None:
+    monkeypatch.setenv("KBQ_CACHE_DIR", str(tmp_path))  # a rebuild, not in the cache the other workers read (of the tiny KB)
     run = kbq("build")
     assert run.returncode == 0
     assert re.search(r"\d+ triples asserted, \d+ inferred .* build \d+\.\d+ s", run.stdout)

@@ -112,7 +112,10 @@ def _graph_lines(path: Path, graph: str) -> list[str]:
     return sorted(lines)
 
 
-def test_an_overlay_build_from_the_shipped_closure_equals_a_full_build(tmp_path: Path) -> None:
+def test_an_overlay_build_from_the_shipped_closure_equals_a_full_build(tmp_path: Path, tiny_kb: Path) -> None:
+    """The base is the tests' tiny KB (KBQ_DATA_DIR: the shipped ontology and rules, where every rule
+    the hand-written KB fires fires too): three builds of a second instead of the shipped KB's. The
+    shipped snapshot's overlay builds answer in test_api, test_examples and test_model_import."""
     from kbq.build import pipeline
 
     overlay = tmp_path / "mine.ttl"

@@ -19,6 +19,7 @@ from urllib.parse import quote_plus
 
 import httpx
 import pytest
+from conftest import TINY_KB
 from server_helpers import ServerProcess, children, kbq_env, shared_kbq, start_kbq
 
 pytestmark = pytest.mark.server
@@ -355,11 +356,12 @@ def test_sandbox_off_is_reported(tight: ServerProcess, default: ServerProcess) -
 
 def test_kbq_build_while_serving_keeps_the_server_answering(tmp_path: Path) -> None:
     """`kbq build` while `kbq serve` runs deleted the live snapshot; a worker started after
-    (a crash, a timeout) could not open it."""
-    env = {**kbq_env(), "KBQ_CACHE_DIR": str(tmp_path / "cache")}
+    (a crash, a timeout) could not open it. (The tests' tiny KB, KBQ_DATA_DIR: two builds of a second.)"""
+    tiny = {"KBQ_DATA_DIR": str(TINY_KB)}
+    env = {**kbq_env(), **tiny, "KBQ_CACHE_DIR": str(tmp_path / "cache")}
     done = subprocess.run([sys.executable, "-m", "kbq", "build"], env=env, capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr
-    server = start_kbq("--workers", "1", "--no-sandbox", cache=tmp_path / "cache")
+    server = start_kbq("--workers", "1", "--no-sandbox", cache=tmp_path / "cache", env=tiny)
     try:
         rebuilt = subprocess.run([sys.executable, "-m", "kbq", "build"], env=env, capture_output=True, text=True, timeout=180)
         assert rebuilt.returncode == 0, rebuilt.stderr

@@ -9,15 +9,17 @@ clients. Every loop here is bounded and stops by itself.
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
 
 import httpx
 import pytest
+from conftest import TINY_KB
 from server_helpers import ServerProcess, children, kbq_env, shared_kbq, start_kbq
 from test_hardening_server import TIGHT, HealthWatch, raw, wait_workers
 
@@ -200,10 +202,19 @@ def test_a_worker_crash_is_reported_as_a_crash_and_health_holds(tight: ServerPro
 
 
 def test_a_moved_cache_is_found_again_when_a_worker_restarts(tmp_path: Path) -> None:
-    """Moving the cache made every worker replacement fail for good: 0 workers, 503."""
+    """Moving the cache made every worker replacement fail for good: 0 workers, 503. (The tests'
+    tiny KB, KBQ_DATA_DIR: the worker's rebuild takes a second, not the shipped KB's build.)"""
     cache = tmp_path / "cache"
-    shutil.copytree(kbq_env()["KBQ_CACHE_DIR"], cache)
-    server = start_kbq("--no-sandbox", "--workers", "1", cache=cache)
+    tiny = {"KBQ_DATA_DIR": str(TINY_KB)}
+    built = subprocess.run(
+        [sys.executable, "-m", "kbq", "build"],
+        env={**kbq_env(), **tiny, "KBQ_CACHE_DIR": str(cache)},
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert built.returncode == 0, built.stderr
+    server = start_kbq("--no-sandbox", "--workers", "1", cache=cache, env=tiny)
     try:
         cache.rename(tmp_path / "moved")
         for pid in children(server.proc.pid):

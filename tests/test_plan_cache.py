@@ -3,6 +3,7 @@ and a stale, corrupt or foreign entry is never trusted."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import marshal
 import os
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 from test_golden import QUESTIONS, answer_record
 
+from kbq.errors import KbqError
 from kbq.lang.compile import compile_question
 from kbq.lang.plan import PlanCache
 from kbq.lang.run import run_plan
@@ -25,9 +27,11 @@ def test_cached_plans_answer_every_golden_question_the_same(kb, monkeypatch: pyt
     monkeypatch.setenv("KBQ_NO_PLAN_CACHE", "1")
     fresh = [answer_record(kb, q) for q in QUESTIONS]
     monkeypatch.delenv("KBQ_NO_PLAN_CACHE")
-    first = [answer_record(kb, q) for q in QUESTIONS]  # fills the cache
+    for question in QUESTIONS:  # fills the cache (a compile and a write each; a question that fails is not cached)
+        with contextlib.suppress(KbqError):
+            kb.plan(question)
     again = [answer_record(kb, q) for q in QUESTIONS]  # served from it
-    assert fresh == first == again
+    assert fresh == again
 
 
 def test_round_trip_keeps_every_field(kb, cache: PlanCache) -> None:

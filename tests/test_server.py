@@ -23,6 +23,7 @@ from typing import Any
 import httpx
 import pyoxigraph as ox
 import pytest
+from conftest import TINY_KB
 from server_helpers import ServerProcess, children, cli_json, kbq_env, shared_kbq, start_kbq
 from SPARQLWrapper import CSV, JSON, TURTLE, XML, SPARQLWrapper
 
@@ -499,7 +500,8 @@ def test_overlay_is_served(tmp_path: Path, default: ServerProcess) -> None:
         "@prefix kb: <https://kbq.dev/kb/> .\n@prefix skos: <http://www.w3.org/2004/02/skos/core#> .\n"
         'kb:TitanRTX skos:altLabel "the lab titan" .\n'
     )
-    server = start_kbq("--kb", str(overlay), "--workers", "1")
+    # over the tests' tiny KB (KBQ_DATA_DIR): the same overlay build, from a base of a second
+    server = start_kbq("--kb", str(overlay), "--workers", "1", env={"KBQ_DATA_DIR": str(TINY_KB)})
     try:
         response = httpx.get(server.url + "/ask", params={"q": "describe the lab titan"}, timeout=30)
         assert response.status_code == 200 and response.json()["kind"] == "describe"

@@ -1,4 +1,9 @@
-"""Validation: broken Turtle names file and line; SHACL violations name subject and file."""
+"""Validation: broken Turtle names file and line; SHACL violations name subject and file.
+
+The bad-input cases add their file to the tests' tiny KB (KBQ_DATA_DIR, tests/data/tiny_kb: the
+shipped ontology and shapes, 7 GPUs and 7 models of the shipped KB), where pySHACL, the reference,
+takes a fraction of its time over the whole KB; the shipped KB itself is checked by all three
+validators in test_validators_agree_that_the_shipped_knowledge_conforms."""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import TINY_KB
 
 from kbq.build.loader import load
 from kbq.build.validate import validate_files, violations
@@ -21,6 +27,7 @@ PREFIXES = (
 
 
 def test_shipped_knowledge_conforms() -> None:
+    assert resources.data_dir() is None  # the shipped kb/, not the tiny one
     assert validate_files() == []
 
 
@@ -34,7 +41,7 @@ def test_turtle_syntax_error_names_file_and_line(tmp_path: Path) -> None:
     assert "broken.ttl:6" in str(info.value)
 
 
-def test_gpu_without_source_and_with_negative_memory(tmp_path: Path) -> None:
+def test_gpu_without_source_and_with_negative_memory(tmp_path: Path, tiny_kb: Path) -> None:
     bad = tmp_path / "my_gpus.ttl"
     bad.write_text(
         PREFIXES + 'kb:MyCard a kbq:GPU ; rdfs:label "My Card" ; rdfs:comment "c" ; kbq:vendor kb:NVIDIA ;\n'
@@ -56,7 +63,7 @@ def test_ontology_terms_need_label_and_comment(tmp_path: Path) -> None:
     assert [(v.subject, v.message) for v in found] == [("kbq:newThing", "every ontology term needs an rdfs:comment")]
 
 
-def test_kbq_validate_command_fails_with_subject_and_file(tmp_path: Path) -> None:
+def test_kbq_validate_command_fails_with_subject_and_file(tmp_path: Path, tiny_kb: Path) -> None:
     bad = tmp_path / "my_gpus.ttl"
     bad.write_text(PREFIXES + 'kb:MyCard a kbq:GPU ; rdfs:label "My Card" ; rdfs:comment "c" .\n')
     before = bad.read_bytes()
@@ -67,7 +74,7 @@ def test_kbq_validate_command_fails_with_subject_and_file(tmp_path: Path) -> Non
     assert bad.read_bytes() == before
 
 
-def test_kbq_validate_reports_syntax_error_with_line(tmp_path: Path) -> None:
+def test_kbq_validate_reports_syntax_error_with_line(tmp_path: Path, tiny_kb: Path) -> None:
     bad = tmp_path / "broken.ttl"
     bad.write_text(PREFIXES + "kb:X a kbq:GPU\n")
     run = subprocess.run([sys.executable, "-m", "kbq", "validate", str(bad)], capture_output=True, text=True, timeout=120)
@@ -103,14 +110,16 @@ BAD_DATA |= {
 @pytest.fixture(scope="module")
 def pyshacl_reports(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     """(the bad file, pySHACL's violations) per case, computed once for both fast validators
-    (pySHACL over the whole KB is the slow part of these tests)."""
+    (pySHACL is the slow part of these tests), over the tiny KB and the bad file."""
     found: dict[str, tuple[Path, list[object]]] = {}
 
     def reference(case: str) -> tuple[Path, list[object]]:
         if case not in found:
             bad = tmp_path_factory.mktemp("bad") / "mine.ttl"
             bad.write_text(PREFIXES + BAD_DATA[case])
-            found[case] = (bad, violations(load([*resources.knowledge_files(), bad]), validator="pyshacl"))
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setenv("KBQ_DATA_DIR", str(TINY_KB))
+                found[case] = (bad, violations(load([*resources.knowledge_files(), bad]), validator="pyshacl"))
         return found[case]
 
     return reference
@@ -118,7 +127,7 @@ def pyshacl_reports(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[n
 
 @pytest.mark.parametrize("validator", ["sparql", "rudof"])
 @pytest.mark.parametrize("case", sorted(BAD_DATA))
-def test_fast_validators_report_what_pyshacl_reports(pyshacl_reports, case: str, validator: str) -> None:  # type: ignore[no-untyped-def]
+def test_fast_validators_report_what_pyshacl_reports(pyshacl_reports, tiny_kb: Path, case: str, validator: str) -> None:  # type: ignore[no-untyped-def]
     """The build validates with SPARQL-compiled shapes (rudof beyond them); pySHACL is the
     reference: the same violations, files and all."""
     bad, reference = pyshacl_reports(case)
@@ -127,7 +136,7 @@ def test_fast_validators_report_what_pyshacl_reports(pyshacl_reports, case: str,
     assert fast and all(v.files for v in fast)
 
 
-def test_sparql_validator_reports_an_unmet_or_as_pyshacl_does(tmp_path: Path) -> None:
+def test_sparql_validator_reports_an_unmet_or_as_pyshacl_does(tmp_path: Path, tiny_kb: Path) -> None:
     """sh:or with the shape's message (rudof words this one its own way)."""
     bad = tmp_path / "mine.ttl"
     bad.write_text(
@@ -141,6 +150,7 @@ def test_sparql_validator_reports_an_unmet_or_as_pyshacl_does(tmp_path: Path) ->
 
 
 def test_validators_agree_that_the_shipped_knowledge_conforms() -> None:
+    assert resources.data_dir() is None
     loaded = load(resources.knowledge_files())
     assert violations(loaded, validator="sparql") == violations(loaded, validator="rudof") == []
     assert violations(loaded, validator="pyshacl") == []

@@ -482,11 +482,14 @@ def _cannot_write(path: Path, work: Path, exc: OSError | RuntimeError) -> CacheE
 
 
 def _relative(path: Path) -> str:
-    """A shipped file relative to the data folder; an overlay as given."""
-    try:
-        return str(path.resolve().relative_to(Path(resources.data_root()).resolve()))
-    except ValueError:
-        return str(path)
+    """A knowledge file relative to its data folder (KBQ_DATA_DIR's or the shipped one); an overlay as given."""
+    for root in (resources.data_dir(), resources.data_root()):
+        if root is not None:
+            try:
+                return str(path.resolve().relative_to(Path(root).resolve()))
+            except ValueError:
+                pass
+    return str(path)
 
 
 # --- a build in a child process (overlays) -----------------------------------------------------
@@ -525,6 +528,16 @@ def _error_from(record: dict[str, object], overlays: Sequence[str | os.PathLike[
     return KnowledgeFileError(_names(overlays), None, f"the build failed: {kind}: {message}")
 
 
+def _stop_group(pid: int) -> None:
+    """Kill what is left of the build process's session (its snapshot writer, kbq/build/snapshot_writer.py)."""
+    import signal
+
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
 def _build_isolated(
     path: str,
     tmp: str,
@@ -543,8 +556,14 @@ def _build_isolated(
     argv = [sys.executable, "-m", "kbq.build.pipeline", "--out", path, "--tmp", tmp, "--engine", engine]
     argv += ["--base", base] if base else []
     argv += ["--", *(os.path.abspath(os.fspath(p)) for p in overlays)]
-    proc = subprocess.Popen(
-        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, preexec_fn=lambda: _limits(memory)
+    proc = subprocess.Popen(  # a session of its own: its snapshot writer is stopped with it (_stop_group)
+        argv,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        preexec_fn=lambda: _limits(memory),
+        start_new_session=True,
     )
     records: list[dict[str, object]] = []
     errors: list[str] = []
@@ -581,6 +600,7 @@ def _build_isolated(
         proc.wait()
         raise
     finally:
+        _stop_group(proc.pid)  # a writer left by a stopped or failed build would write on into `tmp`
         for thread in threads:
             thread.join(5)
         import shutil  # lazy: answering a question opens a snapshot and never pays it

@@ -145,7 +145,8 @@ def infer(
             continue
         while rounds < MAX_ROUNDS:
             rounds += 1
-            fresh = [t for t in closure.add(pending) if t not in seen]
+            # nothing pending (the second stage's first round): the closure is the last round's, unchanged
+            fresh = [t for t in closure.add(pending) if t not in seen] if pending or not seen else []
             seen.update(fresh)
             new = {n for t in fresh if t not in known and (n := normalise(t)) is not None and n not in known}
             known |= new

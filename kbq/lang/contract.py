@@ -16,6 +16,10 @@ TERMS = frozenset(
         "SentenceIntent",
         "noModelTemplate",  # issue18 (s18a): the sentence reader's policies in kb/sentences.ttl
         "refines",
+        "cueRole",  # issue18 (s18d): cue roles, weak cues, reading notes and example workloads (kb/sentences.ttl)
+        "weakCue",
+        "readingNote",
+        "exampleWorkload",
         "ModelLine",
         "generations",
         "generationModel",

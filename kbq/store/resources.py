@@ -1,4 +1,12 @@
-"""Where the shipped knowledge (ontology/, kb/, query/) lives: inside the wheel, or the repo.
+"""Where the knowledge (ontology/, kb/) and the grammar (query/) live: inside the wheel, or the repo,
+or, for the knowledge, the folder KBQ_DATA_DIR names.
+
+KBQ_DATA_DIR points kbq (library, CLI, server, builds) at other knowledge: a folder holding kb/
+(its Turtle files replace the shipped kb/) and, optionally, ontology/ (its ontology, shapes, rules
+and checks replace the shipped ones; without one, the shipped ontology is used). The snapshot is
+keyed by its files' contents, so it gets its own snapshot in the same cache and never touches the
+shipped one. The grammar, the language reference and the code stay the package's. The tests' tiny
+knowledge base (tests/data/tiny_kb) is such a folder.
 
 On the query path: plain os.path strings, no pathlib import (it costs a cold start ~5-10 ms).
 """
@@ -17,16 +25,38 @@ KB_NS = "https://kbq.dev/kb/"
 ASSERTED_GRAPH = "https://kbq.dev/graph/asserted"
 INFERRED_GRAPH = "https://kbq.dev/graph/inferred"
 SHAPES_FILE = "shapes.ttl"
+DATA_DIR_ENV = "KBQ_DATA_DIR"
 
 
 def data_root() -> str:
-    """The folder holding ontology/, kb/ and query/ (wheel: kbq/_data; checkout: repo root)."""
+    """The folder holding the shipped ontology/, kb/ and query/ (wheel: kbq/_data; checkout: repo root)."""
     packaged = os.path.join(_PKG, "_data")
     return packaged if os.path.isdir(os.path.join(packaged, "ontology")) else os.path.dirname(_PKG)
 
 
+def data_dir() -> str | None:
+    """The folder KBQ_DATA_DIR names (checked: it must hold a kb/ folder), or None when unset."""
+    chosen = os.environ.get(DATA_DIR_ENV)
+    if not chosen:
+        return None
+    if not os.path.isdir(os.path.join(chosen, "kb")):
+        from kbq.errors import KnowledgeFileError
+
+        what = "is not a folder" if not os.path.isdir(chosen) else "holds no kb/ folder"
+        raise KnowledgeFileError(chosen, None, f"{DATA_DIR_ENV} {what} (it names a folder with kb/ and, optionally, ontology/)")
+    return os.path.abspath(chosen)
+
+
+def knowledge_root(folder: str = "kb") -> str:
+    """Where `folder` (kb or ontology) is read from: KBQ_DATA_DIR's when it has one, else the shipped one."""
+    chosen = data_dir()
+    if chosen is not None and os.path.isdir(os.path.join(chosen, folder)):
+        return chosen
+    return data_root()
+
+
 def _listing(folder: str, suffix: str) -> list[str]:
-    path = os.path.join(data_root(), folder)
+    path = os.path.join(knowledge_root(folder.split(os.sep, 1)[0]), folder)
     try:
         names = sorted(n for n in os.listdir(path) if n.endswith(suffix))
     except FileNotFoundError:
@@ -56,12 +86,12 @@ def owlrl_rule_paths() -> list[str]:
 
 def owlrl_delta_dir() -> str:
     """Semi-naive forms of some of those rules (same file names), for rounds after the first."""
-    return os.path.join(data_root(), "ontology", "owlrl", "delta")
+    return os.path.join(knowledge_root("ontology"), "ontology", "owlrl", "delta")
 
 
 def owlrl_beyond_path() -> str:
     """The SELECT finding OWL vocabulary beyond that subset (the build then uses `reasonable`)."""
-    return os.path.join(data_root(), "ontology", "owlrl", "beyond.rq")
+    return os.path.join(knowledge_root("ontology"), "ontology", "owlrl", "beyond.rq")
 
 
 def engine_paths() -> list[str]:
@@ -70,7 +100,7 @@ def engine_paths() -> list[str]:
 
 
 def shapes_path() -> str:
-    return os.path.join(data_root(), "ontology", SHAPES_FILE)
+    return os.path.join(knowledge_root("ontology"), "ontology", SHAPES_FILE)
 
 
 def grammar_path() -> str:

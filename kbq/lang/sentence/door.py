@@ -69,6 +69,8 @@ def compile_text(text: str, catalog: Catalog, run: Run) -> Plan:
             raise _teaching(refused, several, text, check) from None
         raise
     except UnanswerableSentenceError as unread:
+        if type(refused) is QueryError and _form(text) is not None:
+            raise refused from None  # the language read the question and refused its meaning ('gpu for lstm on 0 gpus')
         if _substituted(refused, text, check):
             raise _teaching(refused, unread, text, check) from None  # a close name the KB knows answers
         raise unread from None  # what is missing, and the nearest questions that answer
