@@ -246,6 +246,7 @@ TERMS = frozenset(
         "trustRank",
         "trainedModel",
         "trainingGpu",
+        "trainingGpuCount",
         "trainingTokens",
         "trainsAllWeights",
         "unit",

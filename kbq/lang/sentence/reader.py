@@ -41,6 +41,7 @@ from kbq.store.names import normalise
 
 _SETTING_REACH = 6  # words after a setting's name where its scaled number ('128k') may still be
 _REPORTED = r"\d+(?:\.\d+)?(?:-\d+(?:\.\d+)?)?"  # a number or a range ('18-22') a sentence reports
+_VARIANT_WORDS = 2  # words of a side that names only a variant of the card before it ('80gb', '16 gb')
 _CARD_GAP = 4  # words from a count of cards to their memory ('two graphics cards with 24gb')
 _READINGS_SHOWN = 6  # the readings an ambiguous sentence gets back (each answers)
 _SIZED_KEPT = 64  # models of a size the reader weighs (the ambiguity names the first four)
@@ -54,8 +55,7 @@ def _literal(text: str) -> str:
 _COMPARE = "compare it with kbq's estimate"
 _TOP_NOTE = "no card named: read with {gpu}, the first of 'best gpu for {workload}'; name a card for another"
 _RUN_NOTE = (
-    "no card named: read with {gpu}, the card of the KB's published training run of {workload} (kb/training_runs.ttl); "
-    "name a card and a count ('on 64 x h100') for another"
+    "no card named: read with {setup} (kb/training_runs.ttl); name a card and a count ('on 64 x h100') for another"
 )
 
 
@@ -78,6 +78,7 @@ class Reader:
         self._model_named = False  # the sentence names a workload (not only a process)
         self._deictic: list[str] = []  # words standing for a model not named ('this model', 'it')
         self._near_read = False  # near names corrected (once, before the first spans)
+        self._run_read: set[str] = set()  # the workloads whose published training run was looked up (once each)
         self._family_note = ""  # the note of a family read as its smallest size (dropped when a size follows it)
         self._processes: list[str] = []  # the IRIs of the processes the sentence names
         self._spans_seen: list[Span] = []  # the spans of the last slots read
@@ -89,7 +90,36 @@ class Reader:
         if not self._near_read:
             self._near_read = True
             self._near_names(self._spans())
+            self._shared_stem()
         return self._spans()
+
+    def _shared_stem(self) -> None:
+        """'a100 40gb vs 80gb', 'h100 pcie or sxm': the side after an alternative word (kbq:wordRole
+        'alternative') that names no card, only a variant, takes the first words of the card before it
+        when they then name another card of the KB ('a100 80gb': NVIDIA A100 SXM4 80GB), said."""
+        for c, word in enumerate(self.toks):
+            if self.lex.roles.get(f"alternative:{word}") != "alternative":
+                continue
+            before = Reader(" ".join(self.toks[:c]), self.cat, self.run)._spans()  # each side read alone
+            after = Reader(" ".join(self.toks[c + 1 :]), self.cat, self.run)._spans()
+            left = next((s for s in before if s.role == "gpu" and s.end == c and s.terms), None)
+            right = next((s for s in after if s.start == 0), None)
+            if left is None or (right is not None and right.role == "gpu"):
+                continue
+            stem = self.toks[left.start : left.end]
+            for end in range(min(len(self.toks), c + 1 + _VARIANT_WORDS), c + 1, -1):
+                side = self.toks[c + 1 : end]
+                for k in range(len(stem) - 1, 0, -1):
+                    words = stem[:k] + side
+                    read = Reader(" ".join(words), self.cat, self.run)._spans()
+                    card = read[0] if len(read) == 1 else None
+                    if card is None or card.role != "gpu" or (card.start, card.end) != (0, len(words)):
+                        continue
+                    if {t.iri for t in card.terms} & {t.iri for t in left.terms}:
+                        continue  # the same card again: not a variant of it
+                    self.toks = self.toks[: c + 1] + words + self.toks[end:]
+                    self.notes.append(f"read '{' '.join(side)}' as {card.text}: the variant of the card before it")
+                    return
 
     def _near_names(self, spans: list[Span]) -> None:
         """Typos of the KB's name words ('llamma 3', 'rthx 3060') and the tail of one model's name
@@ -513,6 +543,8 @@ class Reader:
             slots[name] = span.text
         precision = by_role.get("precision", [])
         slots["at"] = f" at {precision[0].text}" if precision else ""
+        process = by_role.get("process", [])  # a process named without a model: the reverse question's 'for PROCESS'
+        slots["for"] = f" for {process[0].text}" if process and not workloads else ""
         if not precision:
             self._id_format(slots)
         settings = [s.text for s in by_role.get("setting", [])]
@@ -587,13 +619,24 @@ class Reader:
             top = _first_ranked(f"best gpu for {slots['workload']}{slots.get('at', '')}", self.cat, self.run)
             if top is not None:
                 slots["topgpu"] = top
-        if ("runtokens" in names or "rungpu" in names) and "runtokens" not in slots and "workload" in slots:
-            self._run_tokens(slots)
+        if ("runtokens" in names or "rungpu" in names) and "rungpu" not in slots and "runtokens" not in slots:
+            if "workload" in slots and slots["workload"] not in self._run_read:
+                self._run_read.add(slots["workload"])
+                self._run_tokens(slots, named_tokens=self._names_setting(template, "runtokens"))
         if any(n not in slots for n in names):
             return None
         return _SLOT.sub(lambda m: slots[m.group(1)], template)
 
-    def _run_tokens(self, slots: dict[str, str]) -> None:
+    def _names_setting(self, template: str, slot: str) -> bool:
+        """Whether the sentence names the setting the template fills from a slot ('{runtokens} tokens': a
+        token count), so the slot's default does not replace what the sentence says."""
+        after = re.search(r"\{" + slot + r"\}\s+([^\s{]+)", template)
+        setting = self.cat.settings.get(normalise(after.group(1))) if after else None
+        return setting is not None and any(
+            s.role == "setting" and s.text.split(" ", 1)[-1] == setting.label for s in self._spans_seen
+        )
+
+    def _run_tokens(self, slots: dict[str, str], *, named_tokens: bool = False) -> None:
         """The tokens of the KB's published training run of the model asked ('how long to train llama 3
         8b on 64 h100s': Llama 3 8B's pretraining, 15T tokens), for a time question that names none; the
         answer says whose run it is. Nothing when the KB holds no run of that model."""
@@ -606,16 +649,27 @@ class Reader:
         words = slots["workload"].split()
         labels = " ".join(_literal(" ".join(words[:n])) for n in range(len(words), 0, -1))
         rows = self.run(
-            PREFIXES + f"SELECT ?run ?tokens ?gpu WHERE {{ VALUES ?l {{ {labels} }} ?m a kbq:Model ; rdfs:label ?l . "
+            PREFIXES + f"SELECT ?run ?tokens ?gpu ?count WHERE {{ VALUES ?l {{ {labels} }} ?m a kbq:Model ; rdfs:label ?l . "
             "?r kbq:trainedModel ?m ; kbq:trainingTokens ?tokens ; rdfs:label ?run "
-            "OPTIONAL { ?r kbq:trainingGpu ?g . ?g rdfs:label ?gpu } } "
+            "OPTIONAL { ?r kbq:trainingGpu ?g . ?g rdfs:label ?gpu } OPTIONAL { ?r kbq:trainingGpuCount ?count } } "
             "ORDER BY DESC(STRLEN(?l)) DESC(xsd:double(?tokens)) LIMIT 1"
         ).rows
         if not rows:
             return
         run, tokens = str(rows[0][0]), float(str(rows[0][1]))
         if rows[0][2] is not None and (gpu := _say(str(rows[0][2]), "")):
-            slots["rungpu"] = gpu  # the card the run was trained on (a label the grammar reads back)
+            # the run's setup as published (its count x its card), so the answer compares with the published time;
+            # a run that states no count reads on 1 card, said so
+            count = int(float(str(rows[0][3]))) if rows[0][3] is not None else 1
+            slots["rungpu"] = f"{count} x {gpu}" if count > 1 else gpu
+            slots["runsetup"] = (
+                f"{count} x {gpu}, the setup of {run} as published"
+                if rows[0][3] is not None
+                else f"1 x {gpu}, the card of {run}: the run states no GPU count, so the time is for one card "
+                "(its GPU-hours compare with the published ones)"
+            )
+        if named_tokens:  # 'how long to train phi-4 on 1t tokens': the run's setup, the sentence's tokens
+            return
         scale = next(((s, u) for s, u in ((1e12, "t"), (1e9, "b"), (1e6, "m"), (1e3, "k")) if tokens >= s), (1.0, ""))
         slots["runtokens"] = f"{_fmt(round(tokens / scale[0], 3))}{scale[1]}"
         self.notes.append(
@@ -727,7 +781,7 @@ class Reader:
         if template not in intent.unplaced:
             return self.notes
         if "{rungpu}" in template:
-            return [*self.notes, _RUN_NOTE.format(gpu=slots["rungpu"], workload=slots["workload"])]
+            return [*self.notes, _RUN_NOTE.format(setup=slots["runsetup"])]
         if "{topgpu}" in template:
             return [*self.notes, _TOP_NOTE.format(gpu=slots["topgpu"], workload=slots["workload"])]
         return [
@@ -743,7 +797,8 @@ class Reader:
         stand_in = f" ('{said[0]}' names none)" if said else ""
         return [
             *self.notes,
-            f"no model named{stand_in}: read as the reverse question, the models that fit on {slots['hardware']}; "
+            f"no model named{stand_in}: read as the reverse question, the models that fit on {slots['hardware']}"
+            f"{slots.get('for', '')}; "
             f"name one ('does llama 3 8b fit on {slots['hardware']}') for its own verdict",
         ]
 
@@ -760,9 +815,14 @@ class Reader:
         if not first.templates:
             return None
         needs = [t for t in first.templates if t not in first.unnamed]
-        # 'is 24 gb enough?': the models that fit; not with a process named ('can 2 a100 train from scratch?'):
-        # the reverse question sizes inference only, and the process asked would be dropped
-        reverse = bool(first.unnamed) and "hardware" in slots and "workload" not in slots
+        # 'is 24 gb enough?': the models that fit; with a process named ('can 2 a100 train from scratch?'), only
+        # a reverse form that keeps it ('{for}': 'models that fit on 2 x A100 for training'), never dropped
+        reverse = (
+            bool(first.unnamed)
+            and "hardware" in slots
+            and not self._model_named
+            and ("workload" not in slots or any("{for}" in t for t in first.unnamed))
+        )
         if not self._model_named and not reverse and needs and all("{workload}" in t for t in needs):
             what = "model"  # 'how much gpu memory does this model need?': no reading without one
         elif "hardware" not in slots and all("{hardware}" in t for t in first.templates):
@@ -812,6 +872,41 @@ class Reader:
             for w in _tokens(self.unknown_text.lower())
         )
 
+    def _unplaced_name(self, spans: list[Span]) -> str:
+        """A word in the sentence that nothing reads, that is no word the reader or the language knows, and
+        that stands where a workload does (after a kbq:wordRole 'workload-before' word or before a
+        'workload-after' one: 'grpo' in 'can grpo run on single h20'): the name of a model or process kbq
+        does not know, which a reverse question would drop. Latin letters only: a name is written so, and a
+        Chinese word jieba cuts ('您好') is not one. '' when there is none."""
+        covered = {i for s in spans for i in range(s.start, s.end)}
+        known = self._known_words()
+        for i, word in enumerate(self.toks):
+            if i in covered or word in known or not re.search(r"[a-z]", word) or _CJK.search(word):
+                continue
+            if any(self.lex.roles.get(f"{role}:{word}") for role in ("ignore", "deictic", "budget", "suffix")):
+                continue
+            before = self.toks[i - 1] if i else ""
+            after = self.toks[i + 1] if i + 1 < len(self.toks) else ""
+            if self.lex.roles.get(f"workload-before:{before}") or self.lex.roles.get(f"workload-after:{after}"):
+                return word  # in a workload's place ('run X', 'for X', 'X run on', 'do X on'), not any word
+        return ""
+
+    def _close_names(self, word: str) -> str:
+        """The KB's models and processes whose names are close to an unknown word, as the end of a message."""
+        close = self.cat.suggest(word, [MODEL, PROCESS], limit=4)
+        if close:
+            return f"; close names: {', '.join(close)}"
+        processes = sorted(str(r[0]) for r in self.run(PREFIXES + "SELECT ?l WHERE { ?p a kbq:Process ; rdfs:label ?l }").rows)
+        return f"; the processes kbq sizes: {', '.join(processes)}" if processes else ""
+
+    def _drops_process(self, template: str, slots: dict[str, str]) -> bool:
+        """Whether the template would drop the process the sentence names without a model ('the biggest model
+        I can fine-tune on a 4090': not 'largest model for GPU', which sizes inference): a named process is
+        never left out silently; the reverse form keeps it ('{for}')."""
+        return (
+            "workload" in slots and not self._model_named and "{workload}" not in template and "{for}" not in template
+        )
+
     def _unplaced_applies(self, slots: dict[str, str]) -> bool:
         """A ranking stands in for a speed or time only for a model, and only when no hardware is named."""
         return "hardware" not in slots and self._model_named
@@ -842,8 +937,18 @@ class Reader:
                     continue
                 if template in intent.unplaced and not self._unplaced_applies(slots):
                     continue
+                if self._drops_process(template, slots):
+                    continue
+                if "{for}" in template and "{workload}" not in template and (unknown := self._unplaced_name(spans)):
+                    raise UnanswerableSentenceError(  # 'can grpo run on single h20': never the models that fit
+                        f"'{unknown}' is not a model or process kbq knows, so '{text}' would not answer what is asked"
+                        + self._close_names(unknown),
+                        query=self.text,
+                        suggestions=[text],
+                    )
                 if template in intent.unnamed and (
-                    "workload" in slots
+                    self._model_named
+                    or ("workload" in slots and "{for}" not in template)  # a process it would drop
                     or (missing is not None and not self._before_missing(intent, cued))
                     or not self._refused_names_nothing(spans)
                 ):

@@ -13,7 +13,7 @@ from kbq.lang.catalog import Term
 from kbq.lang.context import Context
 from kbq.lang.evaluate import Accelerator, evaluate
 from kbq.lang.plan import Plan
-from kbq.lang.words import Hardware, PrecisionChoice, SettingValue
+from kbq.lang.words import PROCESS, Hardware, PrecisionChoice, SettingValue
 from kbq.lang.workload.facts import constants
 from kbq.lang.workload.question import _accelerator, _hardware, estimate
 from kbq.store.resources import KB_NS
@@ -28,7 +28,13 @@ def fitting_models(ctx: Context, clauses: tuple[ast.Clause, ...], hardware: ast.
     settings: dict[str, object] = {}
     precision: Term | None = None
     found: Hardware | None = None
-    loose = [c for c in clauses if isinstance(c, ast.Loose)]
+    named: Term | None = None  # 'for lora', 'for training': the process each model is sized for (else inference)
+    loose = [c for c in clauses if isinstance(c, ast.Loose) and c.keyword != "for"]
+    for clause in clauses:
+        if isinstance(clause, ast.Loose) and clause.keyword == "for":
+            if named is not None:
+                raise ctx.error("models that fit take one process ('for lora')", clause.column)
+            named = ctx.words.name(clause.words, (PROCESS,), "process")
     if hardware is not None:
         loose.insert(0, ast.Loose("on", hardware, hardware.column))
     for clause in clauses:
@@ -53,9 +59,9 @@ def fitting_models(ctx: Context, clauses: tuple[ast.Clause, ...], hardware: ast.
     usable = constants(ctx).get("usable_share")
     share = usable.value if usable else 1.0
     accelerator = _accelerator(gpu)
-    process = Term(INFERENCE, ctx.cat.label(INFERENCE), frozenset())
+    process = named or Term(INFERENCE, ctx.cat.label(INFERENCE), frozenset())
     asked = tuple(sorted((k, str(v)) for k, v in settings.items()))
-    key = (gpu.iri, gpu.memory, count, precision.iri if precision else None, asked)
+    key = (gpu.iri, gpu.memory, count, precision.iri if precision else None, asked, process.iri)
     cache: dict[object, tuple[tuple[list[list[object]], list[str], set[str]], list[str]]]
     cache = ctx.cat.__dict__.setdefault("_fitting_models", BoundedDict(_SIZINGS_KEPT))
     if key in cache:  # 'largest model' and 'models that fit' on the same hardware size the same models once per KB
@@ -77,10 +83,10 @@ def fitting_models(ctx: Context, clauses: tuple[ast.Clause, ...], hardware: ast.
         f"largest model that fits on {hardware_text}: {rows[0][0]} ({rows[0][3]} GB per GPU of {gpu.memory:g} GB)"
         if largest
         else f"{len(rows)} models fit on {hardware_text} ({gpu.memory:.1f} GB per card), largest first"
-    )
+    ) + (f", for {process.label}" if named is not None else "")
     explanation.insert(0, head)
     explanation += [
-        f"each model sized as 'memory for MODEL inference' on {hardware_text}: 'fits' keeps {1 - share:.0%} free, "
+        f"each model sized as 'memory for MODEL {process.label}' on {hardware_text}: 'fits' keeps {1 - share:.0%} free, "
         "'tight' fits in the whole memory",
         *_assumptions(assumed),
     ]
