@@ -54,9 +54,7 @@ def _literal(text: str) -> str:
 
 _COMPARE = "compare it with kbq's estimate"
 _TOP_NOTE = "no card named: read with {gpu}, the first of 'best gpu for {workload}'; name a card for another"
-_RUN_NOTE = (
-    "no card named: read with {setup} (kb/training_runs.ttl); name a card and a count ('on 64 x h100') for another"
-)
+_RUN_NOTE = "no card named: read with {setup} (kb/training_runs.ttl); name a card and a count ('on 64 x h100') for another"
 
 
 class Reader:
@@ -903,9 +901,7 @@ class Reader:
         """Whether the template would drop the process the sentence names without a model ('the biggest model
         I can fine-tune on a 4090': not 'largest model for GPU', which sizes inference): a named process is
         never left out silently; the reverse form keeps it ('{for}')."""
-        return (
-            "workload" in slots and not self._model_named and "{workload}" not in template and "{for}" not in template
-        )
+        return "workload" in slots and not self._model_named and "{workload}" not in template and "{for}" not in template
 
     def _unplaced_applies(self, slots: dict[str, str]) -> bool:
         """A ranking stands in for a speed or time only for a model, and only when no hardware is named."""
