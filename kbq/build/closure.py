@@ -89,8 +89,8 @@ class Rule:
 
     def runnable(self, store: ox.Store, predicates: set[str], first_round: bool, delta: str, new: str) -> str | None:
         """The update to run this round (for these scratch graphs), None when it has nothing to match."""
-        full = self.form(predicates, first_round) is self.update
-        update, probe = (self.update, self.probe) if full else (self.form(predicates, first_round), self.delta_probe)
+        update = self.form(predicates, first_round)
+        probe = self.probe if update is self.update else self.delta_probe
         if probe is not None:
             found = {row[0] for row in store.query(_swapped(probe, delta, new))}  # type: ignore[union-attr]
             names = sorted(str(term) for term in found if isinstance(term, ox.NamedNode))

@@ -439,13 +439,12 @@ class _SnapshotWriter:
         if self._failed is not None:
             raise self._failed
         if self.proc is None:  # no interpreter to start: written here, after reasoning
-            from kbq.build.snapshot_writer import bulk_extend
+            from kbq.build.snapshot_writer import bulk_extend, close
 
             disk = ox.Store(str(self.work))
             bulk_extend(disk, self.store.quads_for_pattern(None, None, None, ox.NamedNode(resources.ASSERTED_GRAPH)))
             bulk_extend(disk, rest)
-            disk.flush()
-            disk.optimize()
+            close(disk)
             del disk
             return
         try:

@@ -44,9 +44,14 @@ def write(folder: str, asserted: str, graph: str, rest: str) -> None:
     if sys.stdin.readline().strip() != "go":
         return
     bulk_extend(disk, ox.parse(path=rest, format=ox.RdfFormat.N_QUADS))
+    close(disk)
+
+
+def close(disk: ox.Store) -> None:
+    """Flush a written store and compact it into one sorted run per index: the graphs arrive as
+    two or more bulk loads, and queries on the uncompacted files read each (the shipped KB:
+    22 -> 13 ms for a warm query)."""
     disk.flush()
-    # compacted into one sorted run per index: the graphs arrive as two or more bulk loads, and
-    # queries on the uncompacted files read each (the shipped KB: 22 -> 13 ms for a warm query)
     disk.optimize()
 
 

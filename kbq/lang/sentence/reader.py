@@ -831,7 +831,7 @@ class Reader:
         usable = [t for t in needs if all(n in slots or n in asked for n in _SLOT.findall(t))]  # the sentence's own slots
         shown = re.sub(r"\{(at|with|under)\}", "", (usable or first.templates)[0])
         process = f" {slots['workload']}" if what == "model" and "workload" in slots else ""  # a process named alone
-        if process and re.sub(r"ing$", "", process.split()[-1]) in shown.split():
+        if _form_says(shown, process):
             process = ""  # the form says it already ('time to train MODEL', not 'time to train MODEL training')
         shown = shown.replace("{workload}", f"MODEL{process}") if what == "model" else shown.replace("{hardware}", "HARDWARE")
         shown = _SLOT.sub(lambda m: slots.get(m.group(1), m.group(1).upper()), shown)
@@ -853,7 +853,7 @@ class Reader:
             for template in intent.templates:
                 if template in intent.unnamed or (template in intent.unplaced and "hardware" in slots):
                     continue
-                said = process and re.sub(r"ing$", "", process.split()[-1]) in template.split()  # 'time to train'
+                said = _form_says(template, process)  # 'time to train'
                 filled = self.fill(template, {**slots, "workload": example if said else f"{example} {process}".strip()})
                 if filled is not None and filled not in out and check(filled) is None:
                     out.append(filled)
@@ -1137,6 +1137,12 @@ _ROLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("chassis", (CHASSIS_KIND,)),
 )
 _ROLE_ORDER = {"gpu": 0, "workload": 1, "budget": 2, "setting": 3, "process": 4, "precision": 5, "mode": 6, "key": 8}
+
+
+def _form_says(form: str, process: str) -> bool:
+    """Whether a question form already says a process by its verb ('time to train MODEL' says
+    'training'), so the process is not added after the model again."""
+    return bool(process) and re.sub(r"ing$", "", process.split()[-1]) in form.split()
 
 
 def _cue_at(texts: tuple[str, str], place: tuple[int, int, int]) -> str:
